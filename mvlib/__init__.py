@@ -1,0 +1,38 @@
+"""mvlib: spectral and tensor method-of-moments estimators for multi-view latent variable models.
+
+The core (this release): tensor algebra on tensorly (:mod:`mvlib.tensors`),
+empirical and whitened moments (:mod:`mvlib.moments`), whitening
+(:mod:`mvlib.whitening`), the robust tensor power method (:mod:`mvlib.power`),
+matched error metrics (:mod:`mvlib.metrics`), generative models with exact
+population moments (:mod:`mvlib.models`) and sympy helpers (:mod:`mvlib.symbolic`).
+"""
+from . import metrics, models, moments, power, symbolic, tensors, whitening
+from ._validation import IllConditionedWarning
+from .metrics import column_errors, match_columns, matched_error
+from .moments import MomentAccumulator, pairs, triples, triples_slice, whitened_triples
+from .power import power_iteration, symmetric_spectral_norm, tensor_power_method
+from .tensors import multilinear, outer3, symmetric_outer, symmetrize3
+from .whitening import dewhiten, whitening_matrix
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "IllConditionedWarning",
+    "MomentAccumulator",
+    "column_errors",
+    "dewhiten",
+    "match_columns",
+    "matched_error",
+    "multilinear",
+    "outer3",
+    "pairs",
+    "power_iteration",
+    "symmetric_outer",
+    "symmetric_spectral_norm",
+    "symmetrize3",
+    "tensor_power_method",
+    "triples",
+    "triples_slice",
+    "whitened_triples",
+    "whitening_matrix",
+]

@@ -1,0 +1,160 @@
+"""Input checks shared by every public function of mvlib.
+
+One place, one wording: every message names the offending argument and the
+condition it violates, so that users see the same sentence whichever
+estimator they call.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "check_array",
+    "check_views",
+    "check_random_state",
+    "check_positive_int",
+    "check_rank",
+    "check_cubic_tensor",
+    "check_matrix",
+    "IllConditionedWarning",
+]
+
+
+class IllConditionedWarning(UserWarning):
+    """A moment matrix is so badly conditioned that estimates may be garbage."""
+
+
+def _is_numeric_dtype(dtype) -> bool:
+    return np.issubdtype(dtype, np.number) and not np.issubdtype(dtype, np.complexfloating)
+
+
+def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
+                min_rows: int = 1, copy: bool = False):
+    """Return ``X`` as a float array (or CSR matrix) after checking it.
+
+    Raises ``TypeError`` for non-numeric input (``None``, strings, objects)
+    and ``ValueError`` for wrong ``ndim``, too few rows, NaN or infinity.
+    The input is never modified in place.
+    """
+    if X is None:
+        raise TypeError(f"{name} must be an array of numbers, got None")
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise TypeError(f"{name} must be a dense array; scipy.sparse input is not supported here")
+        if ndim != 2:
+            raise ValueError(f"{name} must be {ndim}-dimensional, got a sparse matrix")
+        if not _is_numeric_dtype(X.dtype):
+            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        X = sp.csr_matrix(X, dtype=float, copy=copy)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        if X.shape[0] < min_rows:
+            raise ValueError(f"{name} has {X.shape[0]} rows but at least {min_rows} are required")
+        return X
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got {type(X).__name__}")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} cannot be converted to a numeric array ({exc})") from None
+    if not _is_numeric_dtype(arr.dtype) and arr.dtype != bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got an array of shape {arr.shape}")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} has {arr.shape[0]} rows but at least {min_rows} are required")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape})")
+    arr = np.array(arr, dtype=float, copy=True) if copy else np.asarray(arr, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return arr
+
+
+def check_matrix(A, name: str, *, shape: tuple | None = None, square: bool = False):
+    """A finite 2-d float array, optionally of a given shape (``None`` = any)."""
+    A = check_array(A, name, ndim=2)
+    if square and A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {A.shape}")
+    if shape is not None:
+        for axis, (got, want) in enumerate(zip(A.shape, shape)):
+            if want is not None and got != want:
+                raise ValueError(
+                    f"{name} has {got} {'rows' if axis == 0 else 'columns'} but {want} are required"
+                )
+    return A
+
+
+def check_views(views: Sequence, *, n_views: int | None = 3, allow_sparse: bool = True,
+                min_rows: int = 2, names: Sequence[str] | None = None):
+    """Check a list of views sharing their rows (one row per sample)."""
+    if isinstance(views, np.ndarray) or sp.issparse(views) or not isinstance(views, (list, tuple)):
+        raise TypeError(
+            f"views must be a list of {n_views if n_views else 'several'} arrays, got {type(views).__name__}"
+        )
+    if n_views is not None and len(views) != n_views:
+        raise ValueError(f"views must hold {n_views} arrays, got {len(views)}")
+    names = names or [f"X{v + 1}" for v in range(len(views))]
+    out = [check_array(X, nm, ndim=2, allow_sparse=allow_sparse, min_rows=min_rows)
+           for X, nm in zip(views, names)]
+    for X, nm in zip(out[1:], names[1:]):
+        if X.shape[0] != out[0].shape[0]:
+            raise ValueError(f"{names[0]} has {out[0].shape[0]} rows but {nm} has {X.shape[0]}")
+    return out
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """``None``, an int or a ``numpy.random.Generator`` -> a Generator."""
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, (numbers.Integral, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+        return np.random.default_rng(int(random_state))
+    raise TypeError(
+        "random_state must be None, an int or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """An integer ``>= minimum`` (bools and floats are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name}={value} must be at least {minimum}")
+    return int(value)
+
+
+def check_rank(rank, name: str, upper: int, what: str) -> int:
+    """A positive int not larger than ``upper`` (``what`` says what bounds it)."""
+    rank = check_positive_int(rank, name)
+    if rank > upper:
+        raise ValueError(f"{name}={rank} exceeds {what} ({upper})")
+    return rank
+
+
+def check_cubic_tensor(T, name: str = "T"):
+    """A finite third-order tensor with three equal dimensions, as float ndarray."""
+    T = check_array(T, name, ndim=3)
+    if not (T.shape[0] == T.shape[1] == T.shape[2]):
+        raise ValueError(f"{name} must be cubic (k, k, k), got shape {T.shape}")
+    return T
+
+
+def warn_ill_conditioned(cond: float, name: str, limit: float = 1e8) -> None:
+    """Warn (``IllConditionedWarning``) when a condition number exceeds ``limit``."""
+    if cond > limit:
+        warnings.warn(
+            f"{name} is ill-conditioned (condition number {cond:.2e} > {limit:.0e}); "
+            "estimates built on it may be inaccurate",
+            IllConditionedWarning,
+            stacklevel=3,
+        )

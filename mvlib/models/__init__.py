@@ -1,0 +1,4 @@
+"""Generative models with ``sample(n, random_state)`` and exact population moments."""
+from .multiview import MultiViewMixtureModel, random_multiview_model
+
+__all__ = ["MultiViewMixtureModel", "random_multiview_model"]

@@ -1,0 +1,279 @@
+r"""Empirical moments of three views, and mergeable accumulators.
+
+For samples :math:`(x_1^i, x_2^i, x_3^i)_{i\le n}` (rows of ``X1, X2, X3``):
+
+* pairs :math:`\hat P_{ab} = \frac1n\sum_i x_a^i (x_b^i)^\top` (Anandkumar, Hsu & Kakade 2012,
+  Lemma 3.1: :math:`P_{12}=M_1\operatorname{diag}(w)M_2^\top`);
+* triples :math:`\hat P_{123} = \frac1n\sum_i x_1^i\otimes x_2^i\otimes x_3^i`
+  (dense, small d only) and the slice :math:`\hat P_{123}(\eta)=\frac1n\sum_i
+  \langle\eta,x_3^i\rangle\, x_1^i (x_2^i)^\top` (Lemma 3.1);
+* whitened triples :math:`\frac1n\sum_i (W_1^\top x_1^i)\otimes(W_2^\top x_2^i)\otimes(W_3^\top x_3^i)
+  = \hat P_{123}(W_1,W_2,W_3)`, computed from the data without any d×d×d array.
+
+All functions accept dense arrays or ``scipy.sparse`` matrices (documents ×
+words counts are sparse) and never modify their inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_array, check_matrix, check_views
+
+__all__ = [
+    "pairs",
+    "triples",
+    "triples_slice",
+    "whitened_triples",
+    "MomentAccumulator",
+]
+
+#: rows processed at once when contracting samples into a k×k×k tensor
+_CHUNK = 8192
+#: largest dense triple tensor (entries) that :func:`triples` agrees to build
+_MAX_DENSE = 2 ** 27
+
+
+def _dense(X):
+    return X.toarray() if sp.issparse(X) else X
+
+
+def _triple_product(A, B, C, chunk: int = _CHUNK):
+    r"""Un-normalised :math:`\sum_i a_i\otimes b_i\otimes c_i` for rows a_i, b_i, c_i.
+
+    Computed as ``A^T (B ⊙ C)`` with the row-wise Khatri–Rao product taken
+    ``chunk`` rows at a time: cost O(n k_a k_b k_c), memory O(chunk k_b k_c).
+    """
+    n, ka = A.shape
+    kb, kc = B.shape[1], C.shape[1]
+    out = np.zeros((ka, kb * kc))
+    for s in range(0, n, chunk):
+        a, b, c = A[s:s + chunk], B[s:s + chunk], C[s:s + chunk]
+        kr = (b[:, :, None] * c[:, None, :]).reshape(len(b), kb * kc)
+        out += a.T @ kr
+    return out.reshape(ka, kb, kc)
+
+
+def pairs(X1, X2):
+    r"""Empirical pairs :math:`\hat P_{12}=\frac1n X_1^\top X_2`, shape (d1, d2).
+
+    Cost O(n d1 d2) (dense) or O(nnz·d2) (sparse).
+    """
+    X1, X2 = check_views([X1, X2], n_views=2, min_rows=1)
+    n = X1.shape[0]
+    P = X1.T @ X2
+    return np.asarray(_dense(P)) / n
+
+
+def triples(X1, X2, X3):
+    r"""Dense empirical triples :math:`\hat P_{123}`, shape (d1, d2, d3).
+
+    Only for small dimensions (teaching and tests): refuses when
+    d1·d2·d3 exceeds 2**27 entries; use :func:`whitened_triples` instead.
+    Cost O(n d1 d2 d3).
+    """
+    X1, X2, X3 = check_views([X1, X2, X3], min_rows=1)
+    size = X1.shape[1] * X2.shape[1] * X3.shape[1]
+    if size > _MAX_DENSE:
+        raise ValueError(
+            f"the dense triple tensor would have {size} entries (> {_MAX_DENSE}); "
+            "use whitened_triples or triples_slice instead"
+        )
+    n = X1.shape[0]
+    return _triple_product(_dense(X1), _dense(X2), _dense(X3)) / n
+
+
+def triples_slice(X1, X2, X3, eta):
+    r"""The matrix :math:`\hat P_{123}(\eta)=\frac1n\sum_i\langle\eta,x_3^i\rangle x_1^i(x_2^i)^\top`.
+
+    Its population value is :math:`M_1\operatorname{diag}(M_3^\top\eta)\operatorname{diag}(w)M_2^\top`
+    (Anandkumar, Hsu & Kakade 2012, Lemma 3.1). Shape (d1, d2); cost O(n(d3 + d1 d2)).
+    """
+    X1, X2, X3 = check_views([X1, X2, X3], min_rows=1)
+    eta = check_array(eta, "eta", ndim=1)
+    if eta.shape[0] != X3.shape[1]:
+        raise ValueError(f"eta has length {eta.shape[0]} but X3 has {X3.shape[1]} columns")
+    s = np.asarray(X3 @ eta).ravel()
+    n = X1.shape[0]
+    left = X1.multiply(s[:, None]).tocsr() if sp.issparse(X1) else X1 * s[:, None]
+    return np.asarray(_dense(left.T @ X2)) / n
+
+
+def _check_whiteners(Xs, Ws):
+    out = []
+    for v, (X, W) in enumerate(zip(Xs, Ws), start=1):
+        W = check_matrix(W, f"W{v}")
+        if W.shape[0] != X.shape[1]:
+            raise ValueError(f"W{v} has {W.shape[0]} rows but X{v} has {X.shape[1]} columns")
+        out.append(W)
+    return out
+
+
+def _project(X, W):
+    return np.asarray(X @ W)
+
+
+def whitened_triples(X1, X2, X3, W1, W2, W3):
+    r"""Whitened third moment :math:`\frac1n\sum_i (W_1^\top x_1^i)\otimes(W_2^\top x_2^i)\otimes(W_3^\top x_3^i)`.
+
+    Equals :math:`\hat P_{123}(W_1, W_2, W_3)` (the whitened tensor of
+    Song et al. 2014 §5.1 step 2 / Anandkumar et al. 2014 §4.3) without ever
+    forming the d1×d2×d3 moment.
+
+    Parameters
+    ----------
+    X1, X2, X3 : arrays or sparse matrices (n, d_v)
+    W1, W2, W3 : arrays (d_v, k_v)
+
+    Returns
+    -------
+    ndarray (k1, k2, k3)
+
+    Cost O(n·Σ_v d_v k_v + n·k1 k2 k3) time, O(Σ_v d_v k_v + k1 k2 k3) memory
+    beyond the inputs (samples are streamed in chunks of 8192 rows).
+    """
+    X1, X2, X3 = check_views([X1, X2, X3], min_rows=1)
+    Ws = _check_whiteners((X1, X2, X3), (W1, W2, W3))
+    acc = _WhitenedTripleSum(Ws)
+    acc.add(X1, X2, X3)
+    return acc.total / X1.shape[0]
+
+
+class _WhitenedTripleSum:
+    """Running un-normalised sum of whitened triples."""
+
+    def __init__(self, Ws):
+        self.Ws = Ws
+        self.total = np.zeros(tuple(W.shape[1] for W in Ws))
+
+    def add(self, X1, X2, X3, chunk: int = _CHUNK):
+        n = X1.shape[0]
+        for s in range(0, n, chunk):
+            Y = [_project(X[s:s + chunk], W) for X, W in zip((X1, X2, X3), self.Ws)]
+            self.total += _triple_product(*Y, chunk=chunk)
+
+
+class MomentAccumulator:
+    r"""Moments of three views accumulated batch by batch, mergeable.
+
+    Keeps the sums :math:`\sum x_v`, :math:`\sum x_a x_b^\top` for the pairs
+    (1,2), (1,3), (2,3) and, when ``whiteners=(W1, W2, W3)`` is given, the sum of
+    whitened triples — so data larger than memory can be streamed. Because
+    sums are kept (not running means), ``a.merge(b)`` equals the accumulator
+    of the concatenated data up to floating-point rounding.
+
+    Typical two-pass use: pass 1 accumulates pairs, whitening matrices are
+    computed from them, pass 2 accumulates whitened triples with
+    ``MomentAccumulator(whiteners=Ws)``.
+
+    Memory O(d1 d2 + d1 d3 + d2 d3 + k³). Each ``update`` costs O(b Σ d_a d_b)
+    for a batch of b rows (plus O(b d k + b k³) with whiteners).
+
+    Parameters
+    ----------
+    whiteners : tuple of three arrays (d_v, k_v), optional
+    pairs : bool, default True
+        Whether to accumulate the pair matrices (turn off in a second pass that
+        only needs whitened triples).
+    """
+
+    _PAIRS = ((0, 1), (0, 2), (1, 2))
+
+    def __init__(self, whiteners=None, *, pairs: bool = True):
+        if whiteners is not None:
+            if not isinstance(whiteners, (list, tuple)) or len(whiteners) != 3:
+                raise TypeError("whiteners must be a tuple (W1, W2, W3) of three arrays")
+            whiteners = [check_matrix(W, f"W{v + 1}") for v, W in enumerate(whiteners)]
+        self.whiteners = whiteners
+        self.track_pairs = bool(pairs)
+        self.n_samples_ = 0
+        self._dims = None
+        self._sums = None
+        self._pair_sums = {}
+        self._triples = _WhitenedTripleSum(whiteners) if whiteners is not None else None
+
+    # ------------------------------------------------------------------ update
+    def update(self, X1, X2, X3):
+        """Add a batch of rows (dense or sparse); returns ``self``."""
+        Xs = check_views([X1, X2, X3], min_rows=1)
+        dims = tuple(X.shape[1] for X in Xs)
+        if self._dims is None:
+            self._dims = dims
+            self._sums = [np.zeros(d) for d in dims]
+            if self.track_pairs:
+                self._pair_sums = {ab: np.zeros((dims[ab[0]], dims[ab[1]])) for ab in self._PAIRS}
+        elif dims != self._dims:
+            raise ValueError(f"batch has view dimensions {dims} but earlier batches had {self._dims}")
+        if self.whiteners is not None:
+            _check_whiteners(Xs, self.whiteners)
+            self._triples.add(*Xs)
+        for v, X in enumerate(Xs):
+            self._sums[v] += np.asarray(X.sum(axis=0)).ravel()
+        if self.track_pairs:
+            for a, b in self._PAIRS:
+                self._pair_sums[(a, b)] += np.asarray(_dense(Xs[a].T @ Xs[b]))
+        self.n_samples_ += Xs[0].shape[0]
+        return self
+
+    def merge(self, other: "MomentAccumulator") -> "MomentAccumulator":
+        """A new accumulator holding the moments of both (neither is changed)."""
+        if not isinstance(other, MomentAccumulator):
+            raise TypeError(f"other must be a MomentAccumulator, got {type(other).__name__}")
+        if (self.whiteners is None) != (other.whiteners is None) or (
+            self.whiteners is not None
+            and not all(np.array_equal(a, b) for a, b in zip(self.whiteners, other.whiteners))
+        ):
+            raise ValueError("other was built with different whiteners; moments cannot be merged")
+        if self.track_pairs != other.track_pairs:
+            raise ValueError("other tracks pairs differently (pairs=True/False); cannot merge")
+        if self._dims is not None and other._dims is not None and self._dims != other._dims:
+            raise ValueError(f"other has view dimensions {other._dims} but self has {self._dims}")
+        out = MomentAccumulator(self.whiteners, pairs=self.track_pairs)
+        for acc in (self, other):
+            if acc.n_samples_ == 0:
+                continue
+            if out._dims is None:
+                out._dims = acc._dims
+                out._sums = [s.copy() for s in acc._sums]
+                out._pair_sums = {ab: P.copy() for ab, P in acc._pair_sums.items()}
+                if out._triples is not None:
+                    out._triples.total = acc._triples.total.copy()
+            else:
+                out._sums = [s + t for s, t in zip(out._sums, acc._sums)]
+                out._pair_sums = {ab: out._pair_sums[ab] + acc._pair_sums[ab] for ab in out._pair_sums}
+                if out._triples is not None:
+                    out._triples.total = out._triples.total + acc._triples.total
+            out.n_samples_ += acc.n_samples_
+        return out
+
+    __add__ = merge
+
+    # ------------------------------------------------------------------ results
+    def _require(self):
+        if self.n_samples_ == 0:
+            raise ValueError("the accumulator has seen no samples; call update first")
+
+    def mean(self, view: int) -> np.ndarray:
+        """:math:`\\hat E[x_v]` for ``view`` in {1, 2, 3}."""
+        self._require()
+        if view not in (1, 2, 3):
+            raise ValueError(f"view must be 1, 2 or 3, got {view}")
+        return self._sums[view - 1] / self.n_samples_
+
+    def pairs(self, a: int, b: int) -> np.ndarray:
+        """:math:`\\hat P_{ab}` for a ≠ b in {1, 2, 3}, shape (d_a, d_b)."""
+        self._require()
+        if not self.track_pairs:
+            raise ValueError("this accumulator was created with pairs=False")
+        if a == b or a not in (1, 2, 3) or b not in (1, 2, 3):
+            raise ValueError(f"(a, b) must be two different views in 1..3, got ({a}, {b})")
+        key = (min(a, b) - 1, max(a, b) - 1)
+        P = self._pair_sums[key] / self.n_samples_
+        return P if a < b else P.T
+
+    def whitened_triples(self) -> np.ndarray:
+        """Whitened triples (k1, k2, k3), equal to :func:`whitened_triples` on all data."""
+        self._require()
+        if self._triples is None:
+            raise ValueError("whitened triples need whiteners=(W1, W2, W3) at construction")
+        return self._triples.total / self.n_samples_

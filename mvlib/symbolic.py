@@ -1,0 +1,78 @@
+r"""Sympy constructions shared by the chapters.
+
+The chapters derive moment identities from the generative model, not from the
+formulas they are meant to check: :func:`discrete_expectation` sums an
+expression over every outcome of (h, x1, x2, x3) weighted by its probability,
+so :math:`E[x_1x_2^\top]` comes out as an explicit polynomial in the parameters
+which is then compared with :math:`M_1\operatorname{diag}(w)M_2^\top`.
+"""
+from __future__ import annotations
+
+import itertools
+
+import sympy as sp
+
+__all__ = [
+    "mixture_symbols",
+    "discrete_expectation",
+    "cp_array",
+    "sym_multilinear",
+    "array_equal",
+]
+
+
+def mixture_symbols(k: int, dims=(2, 2, 2), *, names=("a", "b", "c")):
+    r"""Symbols for a k-component three-view mixture.
+
+    Returns ``(w, [M1, M2, M3])``: ``w`` a k×1 sympy Matrix of positive symbols
+    :math:`w_1..w_k`, ``M_v`` a :math:`d_v\times k` Matrix with entries named
+    ``a_{i,j}``, ``b_{i,j}``, ``c_{i,j}`` for views 1, 2, 3.
+    """
+    w = sp.Matrix(k, 1, lambda j, _: sp.Symbol(f"w_{j + 1}", positive=True))
+    Ms = [sp.Matrix(d, k, lambda i, j, nm=nm: sp.Symbol(f"{nm}_{{{i + 1},{j + 1}}}", real=True))
+          for nm, d in zip(names, dims)]
+    return w, Ms
+
+
+def discrete_expectation(f, w, Ms):
+    r""":math:`E[f(x_1,x_2,x_3)]` for categorical views, by summing over all outcomes.
+
+    ``f`` maps three one-hot column vectors (sympy Matrices) to a sympy
+    expression, Matrix or Array; the sum is over h and the indices of the
+    three observed words, with probability :math:`w_h (M_1)_{ih}(M_2)_{jh}(M_3)_{lh}`.
+    Cost: k·d1·d2·d3 evaluations of f (small sizes only).
+    """
+    dims = [M.shape[0] for M in Ms]
+    total = None
+    for h in range(w.shape[0]):
+        for idx in itertools.product(*(range(d) for d in dims)):
+            p = w[h] * Ms[0][idx[0], h] * Ms[1][idx[1], h] * Ms[2][idx[2], h]
+            xs = [sp.Matrix(d, 1, lambda r, _, i=i: 1 if r == i else 0) for d, i in zip(dims, idx)]
+            term = f(*xs) * p if not isinstance(f(*xs), sp.NDimArray) else f(*xs).applyfunc(lambda e: e * p)
+            total = term if total is None else total + term
+    return total
+
+
+def cp_array(w, factors):
+    r"""The sympy Array :math:`\sum_h w_h\, a_h\otimes b_h\otimes c_h` (columns of the factors)."""
+    A, B, C = factors
+    shape = (A.shape[0], B.shape[0], C.shape[0])
+    return sp.Array([[[sum(w[h] * A[i, h] * B[j, h] * C[l, h] for h in range(w.shape[0]))
+                       for l in range(shape[2])] for j in range(shape[1])] for i in range(shape[0])])
+
+
+def sym_multilinear(T, V1, V2, V3):
+    r""":math:`T(V_1,V_2,V_3)` for a sympy Array T and sympy Matrices :math:`V_v` (d_v × k_v)."""
+    d1, d2, d3 = T.shape
+    k1, k2, k3 = V1.shape[1], V2.shape[1], V3.shape[1]
+    return sp.Array([[[sum(T[i, j, l] * V1[i, a] * V2[j, b] * V3[l, c]
+                           for i in range(d1) for j in range(d2) for l in range(d3))
+                       for c in range(k3)] for b in range(k2)] for a in range(k1)])
+
+
+def array_equal(A, B) -> bool:
+    """True when every entry of ``A - B`` simplifies to zero (sympy Arrays or Matrices)."""
+    A, B = sp.Array(A), sp.Array(B)
+    if A.shape != B.shape:
+        return False
+    return all(sp.simplify(a - b) == 0 for a, b in zip(sp.flatten(A), sp.flatten(B)))

@@ -1,0 +1,95 @@
+r"""Tensor algebra for third-order moments, on top of :mod:`tensorly`.
+
+Notation (the book's notation table): for a tensor :math:`T\in\mathbb R^{d_1\times d_2\times d_3}`
+and matrices :math:`V_v\in\mathbb R^{d_v\times k_v}`, the multilinear map is
+
+.. math:: T(V_1, V_2, V_3)_{abc} = \sum_{ijl} T_{ijl} (V_1)_{ia} (V_2)_{jb} (V_3)_{lc},
+
+i.e. ``T x_1 V1^T x_2 V2^T x_3 V3^T`` in mode-product notation (Kolda & Bader 2009).
+"""
+from __future__ import annotations
+
+import numpy as np
+import tensorly as tl
+from tensorly.cp_tensor import CPTensor
+from tensorly.tenalg import multi_mode_dot
+
+__all__ = [
+    "multilinear",
+    "contract_vectors",
+    "outer3",
+    "symmetric_outer",
+    "symmetrize3",
+    "cp_tensor",
+    "cp_to_dense",
+]
+
+
+def multilinear(T, V1, V2, V3):
+    r"""The multilinear map :math:`T(V_1, V_2, V_3)`.
+
+    Parameters
+    ----------
+    T : array (d1, d2, d3)
+    V1, V2, V3 : arrays (d_v, k_v) or 1-d arrays (d_v,)
+        A 1-d argument contracts that mode away (e.g. ``T(I, θ, θ)`` is
+        ``multilinear(T, np.eye(d), θ, θ)``).
+
+    Returns
+    -------
+    array of shape (k1, k2, k3) with vector arguments' modes removed.
+
+    Cost O(d1 d2 d3 k1) for the first contraction (largest), through
+    ``tensorly.tenalg.multi_mode_dot``.
+    """
+    T = tl.tensor(T)
+    mats = []
+    for V in (V1, V2, V3):
+        V = np.asarray(V, dtype=float)
+        mats.append(V if V.ndim == 1 else V.T)
+    return tl.to_numpy(multi_mode_dot(T, mats, modes=[0, 1, 2]))
+
+
+def contract_vectors(T, u, v, w) -> float:
+    """The scalar :math:`T(u, v, w)=\\sum T_{ijl} u_i v_j w_l`."""
+    return float(multilinear(T, u, v, w))
+
+
+def outer3(a, b, c):
+    r"""The rank-one tensor :math:`a\otimes b\otimes c`, shape (len a, len b, len c)."""
+    return np.einsum("i,j,l->ijl", np.asarray(a, float), np.asarray(b, float), np.asarray(c, float))
+
+
+def symmetric_outer(v):
+    r""":math:`v^{\otimes 3}`."""
+    return outer3(v, v, v)
+
+
+def symmetrize3(xi1, xi2, xi3):
+    r"""The cyclic symmetrisation of seed 000 §5.2 (Song et al. 2014):
+
+    .. math:: \otimes[\xi_1,\xi_2,\xi_3] = \xi_1\otimes\xi_2\otimes\xi_3
+              + \xi_3\otimes\xi_1\otimes\xi_2 + \xi_2\otimes\xi_3\otimes\xi_1 .
+
+    Arguments are 1-d vectors of one length k, or 2-d arrays (n, k) of n
+    samples each, in which case the result is the average over samples
+    ``(1/n) Σ_i ⊗[ξ1ⁱ, ξ2ⁱ, ξ3ⁱ]`` computed without (n, k, k, k) arrays
+    (cost O(n k³), memory O(k³)).
+    """
+    A, B, C = (np.asarray(x, dtype=float) for x in (xi1, xi2, xi3))
+    if A.ndim == 1:
+        return outer3(A, B, C) + outer3(C, A, B) + outer3(B, C, A)
+    from .moments import _triple_product  # local import: moments imports tensors
+    n = A.shape[0]
+    return (_triple_product(A, B, C) + _triple_product(C, A, B) + _triple_product(B, C, A)) / n
+
+
+def cp_tensor(weights, factors) -> CPTensor:
+    """Build (and validate) a :class:`tensorly.cp_tensor.CPTensor`."""
+    cp = CPTensor((tl.tensor(np.asarray(weights, float)), [tl.tensor(np.asarray(F, float)) for F in factors]))
+    return cp
+
+
+def cp_to_dense(cp) -> np.ndarray:
+    r"""Dense array of a CP tensor :math:`\sum_h \lambda_h a_h\otimes b_h\otimes c_h`."""
+    return tl.to_numpy(tl.cp_to_tensor(cp))

@@ -1,0 +1,94 @@
+r"""Whitening from a second moment, and its inverse.
+
+For a symmetric positive semi-definite :math:`M_2=\sum_h w_h\mu_h\mu_h^\top` of rank k,
+:math:`W=U_k S_k^{-1/2}` (top-k eigenpairs) satisfies :math:`W^\top M_2 W=I_k`, and
+:math:`v_h=\sqrt{w_h}\,W^\top\mu_h` are orthonormal (Anandkumar et al. 2014 §4.3;
+Song et al. 2014 §5.1 step 1). The means come back as
+:math:`\mu_h=\lambda_h (W^\top)^{+} v_h` with :math:`\lambda_h=1/\sqrt{w_h}`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+from ._validation import check_matrix, check_rank, warn_ill_conditioned
+
+__all__ = ["whitening_matrix", "dewhiten"]
+
+
+def whitening_matrix(M2, rank, *, rtol: float | None = None, return_eigenvalues: bool = False):
+    r"""Whitening matrix W (d, rank) with :math:`W^\top M_2 W = I`.
+
+    Parameters
+    ----------
+    M2 : array (d, d)
+        A second moment. If it is not exactly symmetric (empirical pairs of two
+        exchangeable views), its symmetric part :math:`(M_2+M_2^\top)/2` is used, as
+        in Song et al. 2014 §11.2.1.
+    rank : int
+        Number of components k; must not exceed the numerical rank of M2.
+    rtol : float, optional
+        Eigenvalues below ``rtol * max|eigenvalue|`` count as zero; default
+        ``d * machine epsilon``.
+    return_eigenvalues : bool
+        Also return the kept eigenvalues (descending).
+
+    Raises
+    ------
+    ValueError
+        ``rank`` larger than d or than the numerical rank of M2 (the k-th
+        eigenvalue is not clearly positive).
+
+    Warns
+    -----
+    IllConditionedWarning
+        When the kept eigenvalues span more than 8 orders of magnitude.
+
+    Cost: one symmetric eigendecomposition, O(d³) (``scipy.linalg.eigh`` with
+    ``subset_by_index``).
+    """
+    M2 = check_matrix(M2, "M2", square=True)
+    d = M2.shape[0]
+    rank = check_rank(rank, "rank", d, "the dimension of M2")
+    S = 0.5 * (M2 + M2.T)
+    evals_all = sla.eigvalsh(S)
+    scale = np.max(np.abs(evals_all))
+    tol = (d * np.finfo(float).eps if rtol is None else rtol) * max(scale, np.finfo(float).tiny)
+    num_rank = int(np.sum(evals_all > tol))
+    if rank > num_rank:
+        raise ValueError(
+            f"rank={rank} exceeds the numerical rank {num_rank} of M2 "
+            f"(its {rank}-th largest eigenvalue {np.sort(evals_all)[::-1][rank - 1]:.3e} is not above {tol:.1e})"
+        )
+    evals, evecs = sla.eigh(S, subset_by_index=[d - rank, d - 1])
+    order = np.argsort(evals)[::-1]
+    evals, evecs = evals[order], evecs[:, order]
+    warn_ill_conditioned(evals[0] / evals[-1], "M2 restricted to its top-rank eigenspace")
+    # fix the sign of each eigenvector (largest entry positive) for reproducibility
+    signs = np.sign(evecs[np.argmax(np.abs(evecs), axis=0), np.arange(rank)])
+    evecs = evecs * signs
+    W = evecs / np.sqrt(evals)
+    return (W, evals) if return_eigenvalues else W
+
+
+def dewhiten(W, V, weights=None):
+    r"""Undo whitening: :math:`\mu_h = \lambda_h (W^\top)^{+} v_h`.
+
+    Parameters
+    ----------
+    W : array (d, k) whitening matrix
+    V : array (k, m) whitened unit vectors (columns)
+    weights : array (m,), optional
+        Eigenvalues :math:`\lambda_h` of the whitened tensor; omitted means 1.
+
+    Returns
+    -------
+    array (d, m). Cost O(d k² + d k m).
+    """
+    W = check_matrix(W, "W")
+    V = check_matrix(V, "V", shape=(W.shape[1], None))
+    B = np.linalg.pinv(W.T)
+    out = B @ V
+    if weights is not None:
+        out = out * np.asarray(weights, float)[None, :]
+    return out
