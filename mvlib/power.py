@@ -91,7 +91,7 @@ def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):
     array of the shape of ``theta``: unit vectors after the iterations.
     Cost O(R k³) per iteration.
     """
-    T = check_cubic_tensor(tl.to_numpy(T) if not isinstance(T, np.ndarray) else T)
+    T = check_cubic_tensor(T)
     theta = np.asarray(theta, dtype=float)
     single = theta.ndim == 1
     Theta = check_array(theta[None, :] if single else theta, "theta", ndim=2)
@@ -139,7 +139,7 @@ def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 10
     Cost O(rank · (L + 1) · N · k³) time (early stopping usually cuts N to
     a handful), O(L k² + k³) memory.
     """
-    T = check_cubic_tensor(tl.to_numpy(T) if not isinstance(T, np.ndarray) else T)
+    T = check_cubic_tensor(T)
     k = T.shape[0]
     rank = check_rank(rank, "rank", k, "the dimension k of T")
     n_restarts = check_positive_int(n_restarts, "n_restarts")
@@ -172,7 +172,7 @@ def symmetric_spectral_norm(T, *, n_restarts: int = 200, n_iterations: int = 200
     1938). Use it to evaluate the ε of perturbation bounds; the Frobenius norm
     is a guaranteed upper bound. Cost O(n_restarts · n_iterations · k³).
     """
-    T = check_cubic_tensor(tl.to_numpy(T) if not isinstance(T, np.ndarray) else T)
+    T = check_cubic_tensor(T)
     k = T.shape[0]
     rng = check_random_state(random_state)
     n_restarts = check_positive_int(n_restarts, "n_restarts")
