@@ -34,12 +34,13 @@ def _is_numeric_dtype(dtype) -> bool:
 
 
 def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
-                min_rows: int = 1, copy: bool = False):
+                min_rows: int = 1, copy: bool = False, finite: bool = True):
     """Return ``X`` as a float array (or CSR matrix) after checking it.
 
     Raises ``TypeError`` for non-numeric input (``None``, strings, objects)
     and ``ValueError`` for wrong ``ndim``, too few rows, NaN or infinity.
-    The input is never modified in place.
+    The input is never modified in place. ``finite=False`` skips the scan
+    for NaN/inf (for callers that check a cheaper derived array instead).
     """
     if X is None:
         raise TypeError(f"{name} must be an array of numbers, got None")
@@ -51,7 +52,7 @@ def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
         if not _is_numeric_dtype(X.dtype):
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         X = sp.csr_matrix(X, dtype=float, copy=copy)
-        if not np.all(np.isfinite(X.data)):
+        if finite and not np.all(np.isfinite(X.data)):
             raise ValueError(f"{name} contains NaN or infinity")
         if X.shape[0] < min_rows:
             raise ValueError(f"{name} has {X.shape[0]} rows but at least {min_rows} are required")
@@ -71,7 +72,7 @@ def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
     if arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape})")
     arr = np.array(arr, dtype=float, copy=True) if copy else np.asarray(arr, dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinity")
     return arr
 
@@ -91,7 +92,7 @@ def check_matrix(A, name: str, *, shape: tuple | None = None, square: bool = Fal
 
 
 def check_views(views: Sequence, *, n_views: int | None = 3, allow_sparse: bool = True,
-                min_rows: int = 2, names: Sequence[str] | None = None):
+                min_rows: int = 2, names: Sequence[str] | None = None, finite: bool = True):
     """Check a list of views sharing their rows (one row per sample)."""
     if isinstance(views, np.ndarray) or sp.issparse(views) or not isinstance(views, (list, tuple)):
         raise TypeError(
@@ -100,7 +101,7 @@ def check_views(views: Sequence, *, n_views: int | None = 3, allow_sparse: bool 
     if n_views is not None and len(views) != n_views:
         raise ValueError(f"views must hold {n_views} arrays, got {len(views)}")
     names = names or [f"X{v + 1}" for v in range(len(views))]
-    out = [check_array(X, nm, ndim=2, allow_sparse=allow_sparse, min_rows=min_rows)
+    out = [check_array(X, nm, ndim=2, allow_sparse=allow_sparse, min_rows=min_rows, finite=finite)
            for X, nm in zip(views, names)]
     for X, nm in zip(out[1:], names[1:]):
         if X.shape[0] != out[0].shape[0]:

@@ -14,20 +14,22 @@ more iterations, sets :math:`\lambda=T(v,v,v)` and deflates
 when :math:`\|T-\hat T\|\le\epsilon` is small enough.
 
 Here every deflation step runs all L restarts as one batched operation: the
-L updates :math:`T(I,\theta_r,\theta_r)` are one matrix product of the mode-1
-unfolding of T (k × k²) with the row-wise Kronecker products
-:math:`\theta_r\otimes\theta_r` (L × k²). Cost per iteration O(L k³), memory
-O(L k² + k³). Deflation is applied to the whole tensor (the ``ξ = 0``
+L updates :math:`T(I,\theta_r,\theta_r)` are one matrix product of the packed
+mode-1 unfolding of T (k × k(k+1)/2, using the symmetry of modes 2 and 3) with
+the packed products :math:`(\theta_{r,j}\theta_{r,l})_{j\le l}` (L × k(k+1)/2).
+Cost per iteration O(L k³/2), memory O(L k² + k³). Deflation is applied to the whole tensor (the ``ξ = 0``
 variant of Algorithm 2's conditional deflation, which is what the analysis
 of Anandkumar et al. 2014 uses).
 """
 from __future__ import annotations
 
 import numbers
+from contextlib import nullcontext
 
 import numpy as np
 import tensorly as tl
 from tensorly.cp_tensor import CPTensor
+from threadpoolctl import threadpool_limits
 
 from ._validation import (
     check_array,
@@ -39,6 +41,9 @@ from ._validation import (
 
 __all__ = ["tensor_power_method", "power_iteration", "symmetric_spectral_norm"]
 
+#: up to this k the power iterations run with one BLAS thread
+_SINGLE_THREAD_MAX_K = 100
+
 
 def _check_tol(tol):
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
@@ -48,31 +53,56 @@ def _check_tol(tol):
     return float(tol)
 
 
-def _apply(T1, Theta):
-    r"""Rows :math:`T(I,\theta_r,\theta_r)` for the rows of Theta (R, k); T1 is T unfolded (k, k²)."""
-    R, k = Theta.shape
-    kr = (Theta[:, :, None] * Theta[:, None, :]).reshape(R, k * k)
-    return kr @ T1.T
+class _Packed:
+    r"""T(I, θ, θ) for many θ at once, using the symmetry of modes 2 and 3.
+
+    :math:`T(I,\theta,\theta)=\sum_{j\le l}c_{jl}\,S_{ijl}\theta_j\theta_l` with
+    :math:`S=(T+T^{\top_{23}})/2` and :math:`c_{jl}=2-\delta_{jl}`: exact for any T
+    (only the part of T symmetric in modes 2, 3 acts on θ⊗θ), and half the
+    arithmetic of the mode-1 unfolding (k × k(k+1)/2 instead of k × k²).
+    """
+
+    def __init__(self, T):
+        k = T.shape[0]
+        self.k = k
+        self.j, self.l = np.triu_indices(k)
+        coef = np.where(self.j == self.l, 1.0, 2.0)
+        S = 0.5 * (T + np.transpose(T, (0, 2, 1)))
+        self.coef = coef
+        self.P = np.ascontiguousarray(S[:, self.j, self.l] * coef)  # (k, k(k+1)/2)
+
+    def apply(self, Theta):
+        """Rows T(I, θ_r, θ_r) for the rows of Theta (R, k). Cost O(R k³ / 2)."""
+        return (Theta[:, self.j] * Theta[:, self.l]) @ self.P.T
+
+    def deflate(self, lam, v):
+        """T ← T − λ v⊗v⊗v (in packed form; O(k³/2))."""
+        self.P -= lam * np.outer(v, v[self.j] * v[self.l] * self.coef)
 
 
-def _iterate(T1, Theta, n_iterations, tol):
+def _iterate(op, Theta, n_iterations, tol):
     """Batched power iterations with a per-row convergence mask (rows stop independently)."""
     Theta = Theta.copy()
     active = np.arange(Theta.shape[0])
-    n_done = np.zeros(Theta.shape[0], dtype=int)
     for _ in range(n_iterations):
         if active.size == 0:
             break
-        Y = _apply(T1, Theta[active])
+        current = Theta[active]
+        Y = op.apply(current)
         norms = np.linalg.norm(Y, axis=1)
         ok = norms > np.finfo(float).tiny
         Y[ok] /= norms[ok, None]
-        Y[~ok] = Theta[active][~ok]  # T(I,θ,θ)=0: nothing to follow, keep θ
-        change = np.linalg.norm(Y - Theta[active], axis=1)
+        Y[~ok] = current[~ok]  # T(I,θ,θ)=0: nothing to follow, keep θ
         Theta[active] = Y
-        n_done[active] += 1
-        active = active[change > tol]
-    return Theta, n_done
+        if tol > 0:
+            active = active[np.linalg.norm(Y - current, axis=1) > tol]
+    return Theta
+
+
+def _blas_limit(k):
+    """One BLAS thread for small tensors: their products are too small to share,
+    and a spinning second thread costs more than it gives (bench/bench_core.py)."""
+    return threadpool_limits(1, user_api="blas") if k <= _SINGLE_THREAD_MAX_K else nullcontext()
 
 
 def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):
@@ -102,7 +132,8 @@ def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):
     norms = np.linalg.norm(Theta, axis=1)
     if np.any(norms == 0):
         raise ValueError("theta has a zero row; starts must be non-zero vectors")
-    out, _ = _iterate(tl.unfold(tl.tensor(T), 0), Theta / norms[:, None], n_iterations, tol)
+    with _blas_limit(T.shape[0]):
+        out = _iterate(_Packed(T), Theta / norms[:, None], n_iterations, tol)
     return out[0] if single else out
 
 
@@ -149,16 +180,15 @@ def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 10
 
     weights = np.empty(rank)
     V = np.empty((k, rank))
-    residual = T.copy()
-    for i in range(rank):
-        T1 = tl.unfold(residual, 0)  # mode-1 unfolding, k × k²
-        Theta, _ = _iterate(T1, _sphere(rng, n_restarts, k), n_iterations, tol)
-        values = np.einsum("ri,ri->r", _apply(T1, Theta), Theta)  # T(θ,θ,θ) per start
-        best = Theta[np.argmax(values)][None, :]
-        v = _iterate(T1, best, n_iterations, tol)[0][0]
-        lam = float(v @ (T1 @ np.kron(v, v)))
-        weights[i], V[:, i] = lam, v
-        residual = residual - lam * np.einsum("i,j,l->ijl", v, v, v)
+    op = _Packed(T)
+    with _blas_limit(k):
+        for i in range(rank):
+            Theta = _iterate(op, _sphere(rng, n_restarts, k), n_iterations, tol)
+            values = np.einsum("ri,ri->r", op.apply(Theta), Theta)  # T(θ,θ,θ) per start
+            v = _iterate(op, Theta[[np.argmax(values)]], n_iterations, tol)[0]
+            lam = float(v @ op.apply(v[None, :])[0])
+            weights[i], V[:, i] = lam, v
+            op.deflate(lam, v)
     return CPTensor((tl.tensor(weights), [tl.tensor(V), tl.tensor(V.copy()), tl.tensor(V.copy())]))
 
 
@@ -177,9 +207,11 @@ def symmetric_spectral_norm(T, *, n_restarts: int = 200, n_iterations: int = 200
     rng = check_random_state(random_state)
     n_restarts = check_positive_int(n_restarts, "n_restarts")
     n_iterations = check_positive_int(n_iterations, "n_iterations")
-    T1 = tl.unfold(T, 0)
+    op = _Packed(T)
     best = 0.0
-    for sign in (1.0, -1.0):
-        Theta, _ = _iterate(sign * T1, _sphere(rng, n_restarts, k), n_iterations, 1e-12)
-        best = max(best, float(np.max(np.abs(np.einsum("ri,ri->r", _apply(T1, Theta), Theta)))))
+    with _blas_limit(k):
+        for sign in (1.0, -1.0):
+            op.P *= sign  # maximise T(u,u,u), then -T(u,u,u)
+            Theta = _iterate(op, _sphere(rng, n_restarts, k), n_iterations, 1e-12)
+            best = max(best, float(np.max(np.abs(np.einsum("ri,ri->r", op.apply(Theta), Theta)))))
     return best

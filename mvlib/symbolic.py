@@ -76,3 +76,48 @@ def array_equal(A, B) -> bool:
     if A.shape != B.shape:
         return False
     return all(sp.simplify(a - b) == 0 for a, b in zip(sp.flatten(A), sp.flatten(B)))
+
+
+def simplex_subs(*Ms) -> dict:
+    r"""Substitutions making every column of each ``M`` a probability vector.
+
+    The last entry of column j becomes :math:`1-\sum_{i<d}M_{ij}`, so an
+    expectation from :func:`discrete_expectation` can use that the
+    probabilities of all outcomes of an unobserved view sum to one. Apply with
+    ``expr.subs(simplex_subs(M3))``.
+    """
+    return {M[M.shape[0] - 1, j]: 1 - sum(M[i, j] for i in range(M.shape[0] - 1))
+            for M in Ms for j in range(M.shape[1])}
+
+
+__all__ += ["simplex_subs"]
+
+
+def array_equal_rational(A, B) -> bool:
+    r"""True when every entry of ``A - B`` cancels to zero as a rational function.
+
+    A faster alternative to :func:`array_equal` for entries that are rational
+    functions of symbols and of powers of symbols (e.g. :math:`\sqrt{w_h}`):
+    ``sympy.cancel`` brings each difference to one reduced fraction, which is
+    zero exactly when the identity holds. Identities that need
+    trigonometric or nested-radical rewriting may be missed (a ``False``
+    then only means "not shown"); use :func:`array_equal` for those.
+    """
+    A, B = sp.Array(A), sp.Array(B)
+    if A.shape != B.shape:
+        return False
+    return all(sp.cancel(sp.together(a - b)) == 0 for a, b in zip(sp.flatten(A), sp.flatten(B)))
+
+
+def sym_power_update(T, theta):
+    r"""The power-method update :math:`T(I,\theta,\theta)` (un-normalised) as a column Matrix.
+
+    ``T`` a sympy Array (k, k, k), ``theta`` a k × 1 sympy Matrix;
+    entry i is :math:`\sum_{j,l}T_{ijl}\theta_j\theta_l`.
+    """
+    k = T.shape[0]
+    return sp.Matrix(k, 1, lambda i, _: sum(T[i, j, l] * theta[j] * theta[l]
+                                            for j in range(k) for l in range(k)))
+
+
+__all__ += ["array_equal_rational", "sym_power_update"]
