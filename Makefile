@@ -29,7 +29,7 @@ PYTEST_ARGS := tests chapters \
 	-p no:cacheprovider \
 	-o "norecursedirs=.* _build $(VENV) bench mvlib *.egg-info __pycache__"
 
-.PHONY: book test clean distclean lock env
+.PHONY: book test clean distclean lock env browser
 
 env: $(STAMP)
 
@@ -46,7 +46,16 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going
 	@echo "HTML: $(CURDIR)/_build/html/index.html"
 
-test: book
+# Debian's Chromium for tests/test_browser.py (CI runs as root on a fresh machine).
+# If it cannot be installed the browser test is reported as skipped, with the reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "WARNING: could not install chromium; the browser test will be skipped"; \
+	  else echo "WARNING: chromium missing and not root; the browser test will be skipped"; fi; }
+
+test: book browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lock: $(STAMP)

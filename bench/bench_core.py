@@ -113,6 +113,7 @@ import tensorly as tl
 from tensorly.decomposition import CPPower
 
 import mvlib
+from mvlib._progress import progress
 
 try:
     from threadpoolctl import threadpool_info, threadpool_limits
@@ -374,7 +375,8 @@ def main(argv=None) -> None:
     print_machine(args)
 
     with blas_threads(args.blas_threads):
-        power = [bench_power(k, N, repeats, budget) for k in ks for N in Ns]
+        cases = [(k, N) for k in ks for N in Ns]
+        power = [bench_power(k, N, repeats, budget) for k, N in progress(cases, desc="power method")]
         print_power("1. tensor power method", power)
         moments = run_moments(n, dims, k_white, repeats, budget, dense_limit)
         print_moments("2. whitened triples vs dense triples vs one XᵀX", moments)

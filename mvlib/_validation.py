@@ -26,7 +26,10 @@ __all__ = [
 
 
 class IllConditionedWarning(UserWarning):
-    """A moment matrix is so badly conditioned that estimates may be garbage."""
+    """A moment matrix is so badly conditioned that estimates may be garbage.
+
+    Used throughout the book, first in :doc:`/chapters/02_whitening_power`.
+    """
 
 
 def _is_numeric_dtype(dtype) -> bool:

@@ -20,6 +20,8 @@ __all__ = ["match_columns", "column_errors", "matched_error"]
 def match_columns(true, estimate, *, sign_invariant: bool = False):
     r"""Permutation (and signs) aligning the columns of ``estimate`` with ``true``.
 
+    Used throughout the book, first in :doc:`/chapters/02_whitening_power`.
+
     Parameters
     ----------
     true, estimate : arrays (d, k) with components as columns
@@ -50,6 +52,8 @@ def match_columns(true, estimate, *, sign_invariant: bool = False):
 def column_errors(true, estimate, *, sign_invariant: bool = False, relative: bool = False):
     r"""Per-component errors :math:`\|a_j-\hat a_{\pi(j)}\|_2` after the best matching π.
 
+    Used throughout the book, first in :doc:`/chapters/02_whitening_power`.
+
     With ``relative=True`` each error is divided by :math:`\|a_j\|_2`.
     Returns an array (k,) in the column order of ``true``.
     """
@@ -63,5 +67,8 @@ def column_errors(true, estimate, *, sign_invariant: bool = False, relative: boo
 
 
 def matched_error(true, estimate, *, sign_invariant: bool = False, relative: bool = False) -> float:
-    """The largest of :func:`column_errors`: one number for "all components recovered"."""
+    """The largest of :func:`column_errors`: one number for "all components recovered".
+
+    Used throughout the book, first in :doc:`/chapters/02_whitening_power`.
+    """
     return float(np.max(column_errors(true, estimate, sign_invariant=sign_invariant, relative=relative)))

@@ -57,6 +57,8 @@ def _triple_product(A, B, C, chunk: int = _CHUNK):
 def pairs(X1, X2):
     r"""Empirical pairs :math:`\hat P_{12}=\frac1n X_1^\top X_2`, shape (d1, d2).
 
+    See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
+
     Cost O(n d1 d2) (dense) or O(nnz·d2) (sparse).
     """
     X1, X2 = check_views([X1, X2], n_views=2, min_rows=1)
@@ -67,6 +69,8 @@ def pairs(X1, X2):
 
 def triples(X1, X2, X3):
     r"""Dense empirical triples :math:`\hat P_{123}`, shape (d1, d2, d3).
+
+    See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
 
     Only for small dimensions (teaching and tests): refuses when
     d1·d2·d3 exceeds 2**27 entries; use :func:`whitened_triples` instead.
@@ -85,6 +89,8 @@ def triples(X1, X2, X3):
 
 def triples_slice(X1, X2, X3, eta):
     r"""The matrix :math:`\hat P_{123}(\eta)=\frac1n\sum_i\langle\eta,x_3^i\rangle x_1^i(x_2^i)^\top`.
+
+    See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
 
     Its population value is :math:`M_1\operatorname{diag}(M_3^\top\eta)\operatorname{diag}(w)M_2^\top`
     (Anandkumar, Hsu & Kakade 2012, Lemma 3.1). Shape (d1, d2); cost O(n(d3 + d1 d2)).
@@ -116,6 +122,8 @@ def _project(X, W):
 
 def whitened_triples(X1, X2, X3, W1, W2, W3):
     r"""Whitened third moment :math:`\frac1n\sum_i (W_1^\top x_1^i)\otimes(W_2^\top x_2^i)\otimes(W_3^\top x_3^i)`.
+
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
 
     Equals :math:`\hat P_{123}(W_1, W_2, W_3)` (the whitened tensor of
     Song et al. 2014 §5.1 step 2 / Anandkumar et al. 2014 §4.3) without ever
@@ -161,6 +169,8 @@ class _WhitenedTripleSum:
 
 class MomentAccumulator:
     r"""Moments of three views accumulated batch by batch, mergeable.
+
+    See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
 
     Keeps the sums :math:`\sum x_v`, :math:`\sum x_a x_b^\top` for the pairs
     (1,2), (1,3), (2,3) and, when ``whiteners=(W1, W2, W3)`` is given, the sum of

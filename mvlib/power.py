@@ -108,6 +108,8 @@ def _blas_limit(k):
 def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):
     r"""Run the power map :math:`\theta\leftarrow T(I,\theta,\theta)/\|\cdot\|` from given starts.
 
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
+
     Parameters
     ----------
     T : array (k, k, k)
@@ -145,6 +147,8 @@ def _sphere(rng, n, k):
 def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 100,
                         tol: float = 1e-10, random_state=None) -> CPTensor:
     r"""Robust tensor power method with deflation; all restarts of a step batched.
+
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
 
     Parameters
     ----------
@@ -195,6 +199,8 @@ def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 10
 def symmetric_spectral_norm(T, *, n_restarts: int = 200, n_iterations: int = 200,
                             random_state=None) -> float:
     r"""Estimate :math:`\|T\|=\max_{\|u\|=1}|T(u,u,u)|` of a symmetric tensor.
+
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
 
     The maximum over many power-iteration runs (with both signs). It is a
     lower bound that equals the norm when a run reaches the global maximiser

@@ -106,7 +106,9 @@ def array_equal_rational(A, B) -> bool:
     A, B = sp.Array(A), sp.Array(B)
     if A.shape != B.shape:
         return False
-    return all(sp.cancel(sp.together(a - b)) == 0 for a, b in zip(sp.flatten(A), sp.flatten(B)))
+    # expand settles (Laurent) polynomials quickly; cancel handles true fractions
+    return all(sp.expand(a - b) == 0 or sp.cancel(sp.together(a - b)) == 0
+               for a, b in zip(sp.flatten(A), sp.flatten(B)))
 
 
 def sym_power_update(T, theta):

@@ -28,6 +28,8 @@ __all__ = [
 def multilinear(T, V1, V2, V3):
     r"""The multilinear map :math:`T(V_1, V_2, V_3)`.
 
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
+
     Parameters
     ----------
     T : array (d1, d2, d3)
@@ -56,17 +58,25 @@ def contract_vectors(T, u, v, w) -> float:
 
 
 def outer3(a, b, c):
-    r"""The rank-one tensor :math:`a\otimes b\otimes c`, shape (len a, len b, len c)."""
+    r"""The rank-one tensor :math:`a\otimes b\otimes c`, shape (len a, len b, len c).
+
+    See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
+    """
     return np.einsum("i,j,l->ijl", np.asarray(a, float), np.asarray(b, float), np.asarray(c, float))
 
 
 def symmetric_outer(v):
-    r""":math:`v^{\otimes 3}`."""
+    r""":math:`v^{\otimes 3}`.
+
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
+    """
     return outer3(v, v, v)
 
 
 def symmetrize3(xi1, xi2, xi3):
     r"""The cyclic symmetrisation of seed 000 §5.2 (Song et al. 2014):
+
+    See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
 
     .. math:: \otimes[\xi_1,\xi_2,\xi_3] = \xi_1\otimes\xi_2\otimes\xi_3
               + \xi_3\otimes\xi_1\otimes\xi_2 + \xi_2\otimes\xi_3\otimes\xi_1 .

@@ -19,6 +19,8 @@ __all__ = ["whitening_matrix", "dewhiten"]
 def whitening_matrix(M2, rank, *, rtol: float | None = None, return_eigenvalues: bool = False):
     r"""Whitening matrix W (d, rank) with :math:`W^\top M_2 W = I`.
 
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
+
     Parameters
     ----------
     M2 : array (d, d)
@@ -73,6 +75,8 @@ def whitening_matrix(M2, rank, *, rtol: float | None = None, return_eigenvalues:
 
 def dewhiten(W, V, weights=None):
     r"""Undo whitening: :math:`\mu_h = \lambda_h (W^\top)^{+} v_h`.
+
+    See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
 
     Parameters
     ----------
