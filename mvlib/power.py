@@ -29,7 +29,7 @@ from contextlib import nullcontext
 import numpy as np
 import tensorly as tl
 from tensorly.cp_tensor import CPTensor
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._validation import (
     check_array,
@@ -99,10 +99,19 @@ def _iterate(op, Theta, n_iterations, tol):
     return Theta
 
 
+_CONTROLLER = None
+
+
 def _blas_limit(k):
     """One BLAS thread for small tensors: their products are too small to share,
-    and a spinning second thread costs more than it gives (bench/bench_core.py)."""
-    return threadpool_limits(1, user_api="blas") if k <= _SINGLE_THREAD_MAX_K else nullcontext()
+    and a spinning second thread costs more than it gives (bench/bench_core.py).
+    The controller (a scan of the loaded libraries, ~1 ms) is built once."""
+    global _CONTROLLER
+    if k > _SINGLE_THREAD_MAX_K:
+        return nullcontext()
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):

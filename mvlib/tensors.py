@@ -9,10 +9,14 @@ i.e. ``T x_1 V1^T x_2 V2^T x_3 V3^T`` in mode-product notation (Kolda & Bader 20
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import tensorly as tl
 from tensorly.cp_tensor import CPTensor
 from tensorly.tenalg import multi_mode_dot
+
+from ._validation import check_cubic_tensor, check_positive_int, check_random_state
 
 __all__ = [
     "multilinear",
@@ -22,6 +26,9 @@ __all__ = [
     "symmetrize3",
     "cp_tensor",
     "cp_to_dense",
+    "symmetrize",
+    "random_odeco_tensor",
+    "random_symmetric_tensor",
 ]
 
 
@@ -103,3 +110,40 @@ def cp_tensor(weights, factors) -> CPTensor:
 def cp_to_dense(cp) -> np.ndarray:
     r"""Dense array of a CP tensor :math:`\sum_h \lambda_h a_h\otimes b_h\otimes c_h`."""
     return tl.to_numpy(tl.cp_to_tensor(cp))
+
+
+def symmetrize(T):
+    r"""The symmetric part :math:`\frac16\sum_{\pi\in S_3} T^{\pi}` of a cubic tensor (k, k, k).
+
+    Averages the six transpositions of the modes; a symmetric tensor is
+    returned unchanged (up to rounding). Cost O(k³).
+    """
+    T = check_cubic_tensor(T)
+    return sum(T.transpose(p) for p in itertools.permutations(range(3))) / 6
+
+
+def random_odeco_tensor(k, random_state=None, *, concentration: float = 5.0):
+    r"""A random orthogonally decomposable tensor :math:`T=\sum_h\lambda_h v_h^{\otimes3}`.
+
+    The :math:`v_h` are the columns of a Haar-random orthogonal matrix V (k, k);
+    :math:`\lambda_h=1/\sqrt{w_h}` with :math:`w\sim\mathrm{Dirichlet}(\text{concentration})`,
+    the eigenvalues of a whitened mixture moment (see :doc:`/chapters/02_whitening_power`).
+
+    Returns ``(T, lam, V)`` with T (k, k, k), lam (k,), V (k, k). Cost O(k³).
+    """
+    k = check_positive_int(k, "k")
+    rng = check_random_state(random_state)
+    V, R = np.linalg.qr(rng.standard_normal((k, k)))
+    V = V * np.sign(np.diag(R))  # Haar measure: fix the signs of the QR factor
+    lam = 1 / np.sqrt(rng.dirichlet(np.full(k, float(concentration))))
+    return cp_to_dense(cp_tensor(lam, [V, V, V])), lam, V
+
+
+def random_symmetric_tensor(k, random_state=None):
+    r""":func:`symmetrize` of a tensor with i.i.d. N(0, 1) entries: symmetric noise (k, k, k).
+
+    Used as the perturbation E in the robustness experiments of
+    :doc:`/chapters/02_whitening_power`. Cost O(k³).
+    """
+    k = check_positive_int(k, "k")
+    return symmetrize(check_random_state(random_state).standard_normal((k, k, k)))

@@ -42,3 +42,16 @@ def test_odeco_round_trip_property(k, seed):
     T = cp_to_dense(cp_tensor(lam, [V, V, V]))
     cp = mvlib.tensor_power_method(T, k, random_state=seed)
     assert np.linalg.norm(cp_to_dense(cp) - T) <= 1e-8 * np.linalg.norm(T)
+
+
+def test_symmetrize_and_random_tensors():
+    from mvlib.tensors import random_odeco_tensor, random_symmetric_tensor, symmetrize
+
+    E = random_symmetric_tensor(5, random_state=0)
+    for p in [(0, 2, 1), (1, 0, 2), (2, 1, 0), (1, 2, 0)]:
+        np.testing.assert_allclose(E.transpose(p), E, atol=1e-15)
+    np.testing.assert_allclose(symmetrize(E), E, atol=1e-15)
+    T, lam, V = random_odeco_tensor(6, random_state=1)
+    np.testing.assert_allclose(V.T @ V, np.eye(6), atol=1e-12)
+    np.testing.assert_allclose(mvlib.multilinear(T, np.eye(6), V[:, 2], V[:, 2]), lam[2] * V[:, 2], atol=1e-12)
+    assert np.isclose(np.sum(lam ** -2.0), 1.0)  # lam = 1/sqrt(w) with w on the simplex
