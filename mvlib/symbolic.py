@@ -48,7 +48,8 @@ def discrete_expectation(f, w, Ms):
         for idx in itertools.product(*(range(d) for d in dims)):
             p = w[h] * Ms[0][idx[0], h] * Ms[1][idx[1], h] * Ms[2][idx[2], h]
             xs = [sp.Matrix(d, 1, lambda r, _, i=i: 1 if r == i else 0) for d, i in zip(dims, idx)]
-            term = f(*xs) * p if not isinstance(f(*xs), sp.NDimArray) else f(*xs).applyfunc(lambda e: e * p)
+            value = f(*xs)
+            term = value.applyfunc(lambda e: e * p) if isinstance(value, sp.NDimArray) else value * p
             total = term if total is None else total + term
     return total
 
