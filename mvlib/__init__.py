@@ -7,6 +7,7 @@ matched error metrics (:mod:`mvlib.metrics`), generative models with exact
 population moments (:mod:`mvlib.models`) and sympy helpers (:mod:`mvlib.symbolic`).
 """
 from . import metrics, models, moments, power, symbolic, tensors, whitening
+from ._progress import progress
 from ._validation import IllConditionedWarning
 from .metrics import column_errors, match_columns, matched_error
 from .moments import MomentAccumulator, pairs, triples, triples_slice, whitened_triples
@@ -27,6 +28,7 @@ __all__ = [
     "outer3",
     "pairs",
     "power_iteration",
+    "progress",
     "symmetric_outer",
     "symmetric_spectral_norm",
     "symmetrize3",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars on stderr: no widget library needed in Jupyter
 
 __all__ = ["progress", "progress_enabled"]
 
@@ -27,7 +27,12 @@ def progress_enabled() -> bool:
 
 
 def progress(iterable, *, desc: str | None = None, total: int | None = None, **kwargs):
-    """``tqdm(iterable)`` when :func:`progress_enabled`, else the iterable unchanged."""
+    """``tqdm(iterable)`` when :func:`progress_enabled`, else the iterable unchanged.
+
+    Wraps the experiment loops of the chapters, e.g. the noise grid of
+    :doc:`/chapters/02_whitening_power`; set ``MVLIB_PROGRESS=1`` to see the bars
+    when running a notebook yourself.
+    """
     if not progress_enabled():
         return iterable
     return tqdm(iterable, desc=desc, total=total, leave=False, **kwargs)

@@ -1,4 +1,4 @@
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from mvlib._progress import progress, progress_enabled
 
