@@ -38,3 +38,22 @@ __all__ = [
     "whitened_triples",
     "whitening_matrix",
 ]
+
+from . import estimators, observable
+from .estimators import MultiViewMixture, SpectralGMM, SpectralTopicModel
+from .moments import count_pairs, count_triples_slice, count_whitened_triples
+from .observable import algorithm_a, algorithm_b, observable_operator
+from .whitening import symmetrize_views
+
+__all__ += [
+    "MultiViewMixture",
+    "SpectralGMM",
+    "SpectralTopicModel",
+    "algorithm_a",
+    "algorithm_b",
+    "count_pairs",
+    "count_triples_slice",
+    "count_whitened_triples",
+    "observable_operator",
+    "symmetrize_views",
+]

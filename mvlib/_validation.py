@@ -162,3 +162,65 @@ def warn_ill_conditioned(cond: float, name: str, limit: float = 1e8) -> None:
             IllConditionedWarning,
             stacklevel=3,
         )
+
+
+def check_counts(X, name: str = "X", *, min_length: int = 0, min_rows: int = 1):
+    """Check a documents × words count matrix; return ``(X_csr, lengths)``.
+
+    ``X`` may be dense or ``scipy.sparse``; the result is a float CSR matrix in
+    canonical form (a copy when the input had to be changed; the input itself is
+    never modified) and the document lengths ``lengths`` (n,) as floats.
+    Raises ``TypeError``/``ValueError`` for non-numeric input, NaN/inf, negative
+    or non-integer counts, and documents with fewer than ``min_length`` words.
+    """
+    X = check_array(X, name, ndim=2, allow_sparse=True, min_rows=min_rows)
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has no columns (a vocabulary of 0 words)")
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    data = X.data
+    if data.size and data.min() < 0:
+        row = int(np.searchsorted(X.indptr, np.flatnonzero(data < 0)[0], side="right") - 1)
+        raise ValueError(f"{name} must hold non-negative counts, but document {row} has a negative entry")
+    frac = data != np.round(data)
+    if np.any(frac):
+        pos = np.flatnonzero(frac)[0]
+        row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
+        raise ValueError(
+            f"{name} must hold integer counts, but document {row} has the entry {float(data[pos])!r} "
+            f"for word {int(X.indices[pos])}"
+        )
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    if min_length > 0:
+        short = np.flatnonzero(lengths < min_length)
+        if short.size:
+            i = int(short[0])
+            more = f" ({short.size} documents in all)" if short.size > 1 else ""
+            raise ValueError(
+                f"document {i} has {int(lengths[i])} words; third-order moments need at least "
+                f"{min_length}{more}" if min_length == 3 else
+                f"document {i} has {int(lengths[i])} words; at least {min_length} are required{more}"
+            )
+    return X, lengths
+
+
+def check_identifiable_rank(n_components: int, singular_values, what: str, *,
+                            rtol: float | None = None, kind: str = "singular values") -> int:
+    """Refuse ``n_components`` above the numerical rank of a pairs matrix (Condition 3.1).
+
+    ``singular_values`` are those of the matrix ``what`` (any order; ``kind`` names them in
+    the message, e.g. "positive eigenvalues"). A value counts as zero below ``rtol`` times
+    the largest (default ``1e-10``).
+    Returns the numerical rank.
+    """
+    s = np.sort(np.abs(np.asarray(singular_values, float)))[::-1]
+    tol = (1e-10 if rtol is None else rtol) * (s[0] if s.size else 0.0)
+    rank = int(np.sum(s > tol)) if s.size and s[0] > 0 else 0
+    if n_components > rank:
+        raise ValueError(
+            f"n_components={n_components} exceeds the rank {rank} of the pairs matrix "
+            f"(Condition 3.1): {what} has only {rank} {kind} above {tol:.1e}"
+        )
+    return rank

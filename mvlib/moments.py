@@ -293,3 +293,154 @@ class MomentAccumulator:
         if self._triples is None:
             raise ValueError("whitened triples need whiteners=(W1, W2, W3) at construction")
         return self._triples.total / self.n_samples_
+
+
+# ---------------------------------------------------------------------------
+# Unbiased moments of count data (bag-of-words documents of any length >= 3)
+# ---------------------------------------------------------------------------
+#
+# A document of length l with count vector c holds l words x_1..x_l, exchangeable
+# given its topic. Averaging over all ordered pairs / triples of DISTINCT positions
+# gives unbiased estimates of Pairs = E[x_1 x_2^T] and Triples = E[x_1⊗x_2⊗x_3]:
+#   sum_{p≠q} e_{w_p} e_{w_q}^T = c c^T − diag(c)
+#   sum_{p,q,r distinct} e⊗e⊗e = c⊗c⊗c − Σ_i c_i (e_i⊗e_i⊗c + e_i⊗c⊗e_i + c⊗e_i⊗e_i)
+#                                 + 2 Σ_i c_i e_i⊗e_i⊗e_i          (inclusion–exclusion)
+# divided by l(l−1) and l(l−1)(l−2) ordered tuples respectively.
+
+__all__ += ["count_pairs", "count_triples_slice", "count_whitened_triples", "count_triples",
+            "count_mean"]
+
+
+def _count_data(X, min_length):
+    from ._validation import check_counts
+
+    return check_counts(X, "X", min_length=min_length)
+
+
+def _inv_falling(lengths, order):
+    """1 / (l (l-1) ... (l-order+1)) per document."""
+    out = np.ones_like(lengths)
+    for j in range(order):
+        out = out * (lengths - j)
+    return 1.0 / out
+
+
+def count_mean(X):
+    r"""Mean word distribution :math:`\frac1n\sum_d c_d/\ell_d`, an unbiased estimate of
+    :math:`E[x_1]=Mw` for documents of counts (rows of ``X``).
+
+    See :doc:`/chapters/01_multiview_moments` for the moments of single-topic documents
+    (chapter: Topic models and observable operators). Shape (d,); cost O(nnz).
+    """
+    X, lengths = _count_data(X, 1)
+    return np.asarray(X.T @ (1.0 / lengths)).ravel() / X.shape[0]
+
+
+def count_pairs(X):
+    r"""Unbiased word-pair moment of documents: :math:`\widehat{\mathrm{Pairs}}`, shape (d, d).
+
+    See :doc:`/chapters/01_multiview_moments` for the moments it estimates
+    (chapter: Topic models and observable operators).
+
+    Every ordered pair of distinct word positions of a document is used: with
+    :math:`c` the counts of a document of length :math:`\ell\ge2`,
+
+    .. math:: \frac{c c^\top-\operatorname{diag}(c)}{\ell(\ell-1)},
+
+    averaged over the n documents; its expectation is
+    :math:`\mathrm{Pairs}=M\operatorname{diag}(w)M^\top` (Anandkumar, Hsu & Kakade 2012,
+    Lemma 2.1). ``X`` is (n_docs, n_words) counts, dense or sparse.
+    Cost O(Σ_d nnz_d²) through one sparse product; memory O(d²).
+    """
+    X, lengths = _count_data(X, 2)
+    b = _inv_falling(lengths, 2)
+    Xb = sp.diags(b) @ X
+    P = np.asarray(_dense(X.T @ Xb))
+    P[np.diag_indices_from(P)] -= np.asarray(Xb.sum(axis=0)).ravel()
+    return P / X.shape[0]
+
+
+def count_triples_slice(X, eta):
+    r"""Unbiased :math:`\widehat{\mathrm{Triples}}(\eta)` of documents, shape (d, d).
+
+    See :doc:`/chapters/01_multiview_moments` for the moments it estimates
+    (chapter: Topic models and observable operators).
+
+    Per document (counts :math:`c`, length :math:`\ell\ge3`), the average over ordered
+    triples of distinct positions of :math:`\langle\eta,x_3\rangle x_1x_2^\top`:
+
+    .. math:: \frac{(c^\top\eta)\,cc^\top-(c\circ\eta)c^\top-c(c\circ\eta)^\top
+              -(c^\top\eta)\operatorname{diag}(c)+2\operatorname{diag}(c\circ\eta)}
+              {\ell(\ell-1)(\ell-2)},
+
+    averaged over documents; its expectation is
+    :math:`M\operatorname{diag}(M^\top\eta)\operatorname{diag}(w)M^\top` (Lemma 2.1).
+    Cost O(Σ_d nnz_d²); memory O(d²).
+    """
+    X, lengths = _count_data(X, 3)
+    eta = check_array(eta, "eta", ndim=1)
+    if eta.shape[0] != X.shape[1]:
+        raise ValueError(f"eta has length {eta.shape[0]} but X has {X.shape[1]} columns")
+    a = _inv_falling(lengths, 3)
+    s = np.asarray(X @ eta).ravel()  # c^T eta per document
+    Xa = sp.diags(a) @ X
+    main = np.asarray(_dense(X.T @ (sp.diags(s) @ Xa)))
+    cross = eta[:, None] * np.asarray(_dense(X.T @ Xa))  # Σ a (c∘η) c^T
+    P = main - cross - cross.T
+    P[np.diag_indices_from(P)] += -np.asarray(Xa.T @ s).ravel() + 2 * eta * np.asarray(Xa.sum(axis=0)).ravel()
+    return P / X.shape[0]
+
+
+def count_whitened_triples(X, W):
+    r"""Unbiased whitened word triples :math:`\widehat{\mathrm{Triples}}(W,W,W)`, shape (k, k, k).
+
+    See :doc:`/chapters/02_whitening_power` for whitened moments
+    (chapter: Topic models and observable operators).
+
+    With :math:`w_i` the i-th row of ``W`` (d, k) and :math:`y=W^\top c` for a document
+    of counts :math:`c` and length :math:`\ell\ge3`, the average over ordered triples of
+    distinct positions of :math:`(W^\top x_1)\otimes(W^\top x_2)\otimes(W^\top x_3)` is
+
+    .. math:: \frac{y^{\otimes3}-\sum_i c_i\,(w_i\otimes w_i\otimes y+w_i\otimes y\otimes w_i
+              +y\otimes w_i\otimes w_i)+2\sum_i c_i\,w_i^{\otimes3}}{\ell(\ell-1)(\ell-2)} ,
+
+    averaged over documents (inclusion–exclusion over coinciding positions). The sums
+    over documents are sparse products: :math:`Z=X^\top\operatorname{diag}(a)XW` gives
+    :math:`\sum_i w_i\otimes w_i\otimes z_i`, so no d×d×d array is ever formed.
+    Expectation: :math:`\sum_j w_j (W^\top\mu_j)^{\otimes3}` (Lemma 2.1).
+
+    Cost O(nnz·k + n k³ + d k³) time, O(n k + d k + k³) memory.
+    """
+    X, lengths = _count_data(X, 3)
+    W = check_matrix(W, "W")
+    if W.shape[0] != X.shape[1]:
+        raise ValueError(f"W has {W.shape[0]} rows but X has {X.shape[1]} columns")
+    a = _inv_falling(lengths, 3)
+    Y = np.asarray(X @ W)
+    Xa = sp.diags(a) @ X
+    Z = np.asarray(Xa.T @ Y)                      # (d, k): Σ_d a_d c_di y_d
+    s = np.asarray(Xa.sum(axis=0)).ravel()        # (d,):   Σ_d a_d c_di
+    main = _triple_product(Y * a[:, None], Y, Y)
+    E1 = _triple_product(W, W, Z)                 # Σ_i w_i⊗w_i⊗z_i
+    E0 = _triple_product(W * s[:, None], W, W)    # Σ_i s_i w_i⊗w_i⊗w_i
+    T = main - E1 - np.transpose(E1, (0, 2, 1)) - np.transpose(E1, (2, 0, 1)) + 2 * E0
+    return T / X.shape[0]
+
+
+def count_triples(X):
+    r"""Dense unbiased word-triple moment :math:`\widehat{\mathrm{Triples}}`, shape (d, d, d).
+
+    See :doc:`/chapters/01_multiview_moments` for the moments it estimates
+    (chapter: Topic models and observable operators).
+
+    :func:`count_whitened_triples` with :math:`W=I`; small vocabularies only
+    (refuses above 2**27 entries). Cost O(n d³).
+    """
+    X, _ = _count_data(X, 3)
+    d = X.shape[1]
+    if d ** 3 > _MAX_DENSE:
+        raise ValueError(
+            f"the dense triple tensor would have {d ** 3} entries (> {_MAX_DENSE}); "
+            "use count_whitened_triples or count_triples_slice instead"
+        )
+    return count_whitened_triples(X, np.eye(d))

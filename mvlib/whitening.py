@@ -96,3 +96,49 @@ def dewhiten(W, V, weights=None):
     if weights is not None:
         out = out * np.asarray(weights, float)[None, :]
     return out
+
+
+__all__ += ["symmetrize_views"]
+
+
+def symmetrize_views(P12, P13, P23):
+    r"""Matrices :math:`S_1=P_{32}P_{12}^{-1}`, :math:`S_2=P_{31}P_{21}^{-1}` that make views 1, 2 look like view 3.
+
+    See :doc:`/chapters/02_whitening_power` for whitening; the symmetrisation is
+    Song et al. 2014, Appendix 9 and Anandkumar et al. 2014 §3.3
+    (chapter: Topic models and observable operators).
+
+    For a three-view mixture with :math:`P_{ab}=M_a\operatorname{diag}(w)M_b^\top`
+    (square, invertible: use projected coordinates
+    :math:`U_a^\top P_{ab}U_b` with k columns), :math:`\tilde x_1=S_1x_1` and
+    :math:`\tilde x_2=S_2x_2` satisfy :math:`E[\tilde x_v\mid h=j]=\mu_{3,j}`, hence
+
+    .. math:: E[\tilde x_1\otimes\tilde x_2]=M_3\operatorname{diag}(w)M_3^\top,\qquad
+              E[\tilde x_1\otimes\tilde x_2\otimes x_3]=\sum_j w_j\,\mu_{3,j}^{\otimes3},
+
+    the symmetric moments the tensor power method needs. Since
+    :math:`S_1M_1=M_3` and :math:`S_2M_2=M_3`, the other views' means come back as
+    :math:`M_1=S_1^{-1}M_3` and :math:`M_2=S_2^{-1}M_3`, in the same column order.
+
+    Parameters
+    ----------
+    P12, P13, P23 : arrays (k, k)
+        Cross moments of the (projected) views; ``P12`` must be invertible.
+
+    Returns
+    -------
+    S1, S2 : arrays (k, k)
+
+    Cost O(k³) (two linear solves).
+    """
+    P12 = check_matrix(P12, "P12", square=True)
+    k = P12.shape[0]
+    P13 = check_matrix(P13, "P13", shape=(k, k))
+    P23 = check_matrix(P23, "P23", shape=(k, k))
+    s = sla.svdvals(P12)
+    if not s[-1] > k * np.finfo(float).eps * s[0]:
+        raise ValueError(f"P12 is singular (smallest singular value {s[-1]:.1e}); views cannot be symmetrised")
+    warn_ill_conditioned(s[0] / s[-1], "P12")
+    S1 = sla.solve(P12.T, P23).T   # P32 P12^{-1} = (P12^{-T} P23)^T
+    S2 = sla.solve(P12, P13).T     # P31 P21^{-1} = (P12^{-1} P13)^T
+    return S1, S2

@@ -2,3 +2,6 @@
 from .multiview import MultiViewMixtureModel, random_multiview_model
 
 __all__ = ["MultiViewMixtureModel", "random_multiview_model"]
+from .topic import SingleTopicModel, random_topic_model
+
+__all__ += ["SingleTopicModel", "random_topic_model"]

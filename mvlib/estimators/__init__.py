@@ -1,0 +1,6 @@
+"""Estimators with scikit-learn conventions (``fit`` returns ``self``, learned attributes end in ``_``)."""
+from .gmm import SpectralGMM
+from .multiview import MultiViewMixture
+from .topic import SpectralTopicModel
+
+__all__ = ["MultiViewMixture", "SpectralGMM", "SpectralTopicModel"]

@@ -1,0 +1,223 @@
+r"""Mixtures of spherical Gaussians by the method of moments (Hsu & Kakade 2013).
+
+Model: :math:`x=\mu_h+\sigma_h z`, :math:`h\sim w`, :math:`z\sim N(0,I_d)`, with k < d and
+linearly independent means. Theorem 2 of Hsu & Kakade (2013): let
+:math:`\bar\sigma^2` be the smallest eigenvalue of :math:`\operatorname{Cov}(x)` (of
+multiplicity d − k; it equals :math:`\sum_h w_h\sigma_h^2`) and u a unit eigenvector of it;
+then
+
+.. math::
+   \tilde m &= E[x\,(u^\top(x-E x))^2] = \sum_h w_h\sigma_h^2\mu_h,\\
+   M_2 &= E[xx^\top]-\bar\sigma^2 I = \sum_h w_h\mu_h\mu_h^\top,\\
+   M_3 &= E[x\otimes x\otimes x]-\sum_{i=1}^d(\tilde m\otimes e_i\otimes e_i
+         +e_i\otimes\tilde m\otimes e_i+e_i\otimes e_i\otimes\tilde m)
+       = \sum_h w_h\mu_h^{\otimes 3}.
+
+With a common variance σ² this is :math:`\tilde m=\sigma^2E[x]` — the correction of
+Anandkumar, Ge & Janzamin (seed 004, Lemma 1) with known ζ² = σ². Whitening M2
+and applying :func:`mvlib.tensor_power_method` to :math:`M_3(W,W,W)` gives
+:math:`\mu_h=\lambda_h(W^\top)^+v_h`, :math:`w_h=\lambda_h^{-2}`; finally the per-component
+variances solve :math:`M\operatorname{diag}(w)\,\sigma^2=\tilde m` (least squares).
+
+The whitened :math:`M_3` is computed from the data: the sample third moment through
+:func:`mvlib.whitened_triples`, the correction in whitened coordinates, where
+:math:`\sum_i W^\top e_i\otimes W^\top e_i=W^\top W`, so the correction is
+:math:`a\otimes G+\ldots` with :math:`a=W^\top\tilde m` and :math:`G=W^\top W` (k × k):
+no d×d×d array is ever formed.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.special import logsumexp
+
+from .._validation import check_array, check_positive_int, check_random_state
+from ..moments import whitened_triples
+from ..power import tensor_power_method
+from ..whitening import dewhiten, whitening_matrix
+
+__all__ = ["SpectralGMM", "spherical_moments", "whitened_third_moment"]
+
+
+def _third_order_correction(a, G):
+    r""":math:`a\otimes G + (G\text{ with } a \text{ in mode 2}) + G\otimes a`, i.e.
+    :math:`\sum_i(a\otimes g_i\otimes g_i+g_i\otimes a\otimes g_i+g_i\otimes g_i\otimes a)` for
+    :math:`G=\sum_i g_i g_i^\top`. Shape (k, k, k), cost O(k³)."""
+    return (np.einsum("p,qr->pqr", a, G) + np.einsum("q,pr->pqr", a, G)
+            + np.einsum("r,pq->pqr", a, G))
+
+
+def spherical_moments(X, n_components):
+    r"""First- and second-order quantities of Hsu & Kakade (2013), Theorem 2, from data.
+
+    Parameters
+    ----------
+    X : array (n, d), d > n_components
+    n_components : int k
+
+    Returns
+    -------
+    dict with ``mean`` (d,), ``sigma2_bar`` (the average variance
+    :math:`\sum_h w_h\sigma_h^2`), ``m_tilde`` (d,) :math:`=\sum_h w_h\sigma_h^2\mu_h` and
+    ``M2`` (d, d) :math:`=\sum_h w_h\mu_h\mu_h^\top`.
+
+    Cost O(n d²) for the covariance, O(d³) for its eigendecomposition.
+    """
+    X = check_array(X, "X", ndim=2, min_rows=2)
+    n, d = X.shape
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    cov = Xc.T @ Xc / n
+    evals, evecs = sla.eigh(cov)
+    sigma2_bar = float(evals[0])
+    u = evecs[:, 0]
+    m_tilde = X.T @ (Xc @ u) ** 2 / n
+    M2 = cov + np.outer(mean, mean) - sigma2_bar * np.eye(d)
+    return {"mean": mean, "sigma2_bar": sigma2_bar, "m_tilde": m_tilde, "M2": M2,
+            "noise_eigenvalues": evals[: d - n_components]}
+
+
+def whitened_third_moment(X, W, m_tilde):
+    r"""Whitened :math:`M_3(W,W,W)` of Theorem 2 from data, (k, k, k).
+
+    ``whitened_triples(X, X, X, W, W, W)`` minus the correction
+    :math:`a\otimes G+\ldots` with :math:`a=W^\top\tilde m`, :math:`G=W^\top W`.
+    Cost O(n d k + n k³).
+    """
+    return whitened_triples(X, X, X, W, W, W) - _third_order_correction(W.T @ m_tilde, W.T @ W)
+
+
+class SpectralGMM:
+    r"""Mixture of spherical Gaussians fitted by the method of moments.
+
+    Follows scikit-learn's ``GaussianMixture`` conventions. The moments identify the
+    weights, the means and one variance per component (Hsu & Kakade 2013, Theorem 2,
+    which needs d > k and linearly independent means); ``covariances_`` holds these
+    per-component variances, as ``GaussianMixture(covariance_type="spherical")`` does.
+    See :doc:`/chapters/02_whitening_power` for the whitening and power method it uses
+    (chapter: Gaussian mixtures).
+
+    Parameters
+    ----------
+    n_components : int
+    covariance_type : {"spherical"}
+    n_restarts, n_iterations : int
+        Passed to :func:`mvlib.tensor_power_method`.
+    random_state : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    means_ : (n_components, n_features)
+    weights_ : (n_components,)
+    covariances_ : (n_components,) spherical variances σ_h²
+    precisions_ : (n_components,) 1/σ_h²
+
+    Cost of ``fit``: O(n d² + d³ + n d k + n k³) and the power method's
+    O(k⁴ L N) — one pass over the data for each moment, no iterations over it.
+    """
+
+    def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
+                 n_iterations=100, random_state=None):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.n_restarts = n_restarts
+        self.n_iterations = n_iterations
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Estimate the parameters from X (n_samples, n_features); returns ``self``."""
+        k = check_positive_int(self.n_components, "n_components")
+        if self.covariance_type != "spherical":
+            raise ValueError(f"covariance_type must be 'spherical', got {self.covariance_type!r}")
+        rng = check_random_state(self.random_state)
+        X = check_array(X, "X", ndim=2, min_rows=2)
+        n, d = X.shape
+        if d <= k:
+            raise ValueError(
+                f"n_components={k} must be smaller than n_features={d}: the noise variance is "
+                "read off the d - k smallest eigenvalues of the covariance (Hsu & Kakade 2013, Thm. 2)")
+        if n <= d:
+            raise ValueError(f"X has {n} rows but more than n_features={d} are needed to estimate the covariance")
+        mom = spherical_moments(X, k)
+        W, m2_evals = whitening_matrix(mom["M2"], k, return_eigenvalues=True)
+        # rank condition: the k-th eigenvalue of M2 must stand out of the sampling noise
+        # (the spread of the d - k noise eigenvalues, at least 2 σ̄² sqrt(d/n) as for
+        # isotropic noise), else a component is not identified from these data
+        noise = mom["noise_eigenvalues"]
+        level = 3 * max(noise.max() - noise.min(), 2 * mom["sigma2_bar"] * np.sqrt(d / n))
+        if m2_evals[-1] <= level:
+            raise ValueError(
+                f"n_components={k} exceeds the number of components these data identify: the "
+                f"{k}-th eigenvalue of M2 ({m2_evals[-1]:.3g}) is within the noise level ({level:.3g}); "
+                "the means must be linearly independent (rank condition)")
+        T = whitened_third_moment(X, W, mom["m_tilde"])
+        cp = tensor_power_method(T, k, n_restarts=self.n_restarts, n_iterations=self.n_iterations,
+                                 random_state=rng)
+        lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
+        if np.any(lam <= 0):
+            raise ValueError("the whitened third moment has a non-positive eigenvalue: the data do not "
+                             "look like a mixture of n_components spherical Gaussians with independent means")
+        means = dewhiten(W, V, lam)  # (d, k)
+        weights = lam ** -2.0
+        weights = weights / weights.sum()
+        var, *_ = np.linalg.lstsq(means * weights, mom["m_tilde"], rcond=None)
+        floor = 1e-6 * max(mom["sigma2_bar"], np.finfo(float).tiny)
+        if np.any(var < floor):
+            warnings.warn(f"{int(np.sum(var < floor))} estimated component variances were not positive "
+                          f"and were raised to {floor:.1e}", RuntimeWarning, stacklevel=2)
+            var = np.maximum(var, floor)
+        order = np.argsort(-weights, kind="stable")
+        self.means_ = means.T[order]
+        self.weights_ = weights[order]
+        self.covariances_ = var[order]
+        self.precisions_ = 1.0 / self.covariances_
+        self.n_features_in_ = d
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def _check_fitted(self, X):
+        if not hasattr(self, "means_"):
+            raise ValueError("this SpectralGMM is not fitted yet; call fit first")
+        X = check_array(X, "X", ndim=2)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}")
+        return X
+
+    def _log_joint(self, X):
+        """log w_h + log N(x | μ_h, σ_h² I), shape (n, k)."""
+        d = X.shape[1]
+        sq = ((X ** 2).sum(1)[:, None] - 2 * X @ self.means_.T + (self.means_ ** 2).sum(1)[None, :])
+        return (np.log(self.weights_) - 0.5 * d * np.log(2 * np.pi * self.covariances_)
+                - 0.5 * np.maximum(sq, 0) / self.covariances_)
+
+    def predict_proba(self, X):
+        """Posterior probabilities of the components, (n_samples, n_components)."""
+        L = self._log_joint(self._check_fitted(X))
+        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable component of each sample, (n_samples,)."""
+        return np.argmax(self._log_joint(self._check_fitted(X)), axis=1)
+
+    def score_samples(self, X):
+        """Log-density of each sample under the fitted mixture, (n_samples,)."""
+        return logsumexp(self._log_joint(self._check_fitted(X)), axis=1)
+
+    def score(self, X, y=None):
+        """Average log-likelihood per sample (as ``GaussianMixture.score``)."""
+        return float(np.mean(self.score_samples(X)))
+
+    def to_sklearn(self, **kwargs):
+        """A ``sklearn.mixture.GaussianMixture`` initialised at this estimate, ready to ``fit``.
+
+        Extra keyword arguments go to ``GaussianMixture`` (e.g. ``max_iter``, ``tol``).
+        """
+        if not hasattr(self, "means_"):
+            raise ValueError("this SpectralGMM is not fitted yet; call fit first")
+        from sklearn.mixture import GaussianMixture
+
+        return GaussianMixture(n_components=self.means_.shape[0], covariance_type="spherical",
+                               weights_init=self.weights_, means_init=self.means_,
+                               precisions_init=self.precisions_, **kwargs)

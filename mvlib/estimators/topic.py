@@ -1,0 +1,228 @@
+r"""Single-topic document models: :class:`SpectralTopicModel` (Anandkumar, Hsu & Kakade 2012 §2).
+
+Model (see :class:`mvlib.models.SingleTopicModel`): a document's topic h ~ w, and
+every word is drawn independently from the topic's word distribution
+:math:`\mu_h` (column h of M). Any three distinct word positions are three views
+with :math:`M_1=M_2=M_3=M`, and the unbiased count moments
+(:func:`mvlib.count_pairs`, :func:`mvlib.count_whitened_triples`) use every ordered
+pair and triple of distinct positions of each document.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.special import logsumexp
+
+from .._validation import check_counts, check_identifiable_rank
+from ..moments import count_mean, count_pairs, count_whitened_triples
+from ..observable import algorithm_a, algorithm_b, _fix_signs
+from ..power import tensor_power_method
+from ..tensors import multilinear
+from ..whitening import dewhiten, whitening_matrix
+from .multiview import _clip_weights, _Estimator, _rademacher, _warn_noise_level
+
+__all__ = ["SpectralTopicModel"]
+
+#: warn when more than this fraction of a topic's mass is negative and clipped away
+_CLIP_WARN = 0.1
+#: probabilities are floored at this value inside logarithms (predict)
+_LOG_FLOOR = 1e-12
+
+
+def _top_eigvecs(Pairs, k):
+    """Top-k eigenpairs (descending) of the symmetric Pairs, after the rank check.
+
+    Dense ``eigh`` up to d = 500 words, Lanczos (ARPACK, deterministic start) above."""
+    d = Pairs.shape[0]
+    S = 0.5 * (Pairs + Pairs.T)
+    if k >= d - 1 or d <= 500:
+        all_evals = sla.eigvalsh(S)
+        if k > d:
+            check_identifiable_rank(k, np.maximum(all_evals, 0), "the word-pairs matrix Pairs",
+                                    kind="positive eigenvalues")
+        evals, evecs = sla.eigh(S, subset_by_index=[d - k, d - 1])
+    else:
+        evals, evecs = spla.eigsh(S, k=k, which="LA", v0=np.ones(d))
+    order = np.argsort(evals)[::-1]
+    evals, evecs = evals[order], evecs[:, order]
+    # Pairs = M diag(w) M^T is PSD: eigenvalues not clearly positive carry no topic
+    check_identifiable_rank(k, np.maximum(evals, 0), "the word-pairs matrix Pairs",
+                            kind="positive eigenvalues")
+    return evals, _fix_signs(evecs)
+
+
+def _project_simplex_rows(B):
+    """Clip negative entries, renormalise rows; returns (rows, largest clipped fraction)."""
+    pos = np.maximum(B, 0.0)
+    neg = np.maximum(-B, 0.0).sum(axis=1)
+    total = pos.sum(axis=1)
+    if np.any(~(total > 0)) or not np.all(np.isfinite(B)):
+        bad = int(np.flatnonzero(~(total > 0) | ~np.all(np.isfinite(B), axis=1))[0])
+        raise RuntimeError(
+            f"estimated topic {bad} has no positive word mass; the sample is too small or "
+            "n_components exceeds the number of topics"
+        )
+    return pos / total[:, None], float(np.max(neg / (total + neg)))
+
+
+def _count_pairs_noise(X):
+    r"""Symmetrised sampling error of :func:`mvlib.count_pairs`:
+    :math:`\frac1n\sum_d\varepsilon_d(c_dc_d^\top-\operatorname{diag}c_d)/(\ell_d(\ell_d-1))`
+    with balanced random signs, (d, d)."""
+    n, d = X.shape
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    e = _rademacher(n) / (lengths * (lengths - 1))
+    E = np.asarray((X.T @ (sp.diags(e) @ X)).toarray())
+    E[np.diag_indices_from(E)] -= np.asarray(X.T @ e).ravel()
+    return E / n
+
+
+class SpectralTopicModel(_Estimator):
+    r"""Topic-word distributions of a single-topic document model by the method of moments.
+
+    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
+    (chapter: Topic models and observable operators).
+
+    Parameters
+    ----------
+    n_components : int
+        Number k of topics; must not exceed the rank of the word-pairs matrix
+        (Condition 2.1: :math:`w_j>0`, M of rank k).
+    method : {"observable", "tensor"}, default "observable"
+        ``"observable"``: observable operators :math:`\hat B(U\theta)=T(I,I,\theta)\tilde P^{-1}`
+        with :math:`U` the top-k eigenvectors of the unbiased :math:`\widehat{\mathrm{Pairs}}`,
+        :math:`\tilde P=U^\top\widehat{\mathrm{Pairs}}U`,
+        :math:`T=\widehat{\mathrm{Triples}}(U,U,U)`. The eigenvectors :math:`\hat R` of
+        :math:`\hat B(U\theta_1)` (Algorithm A, Lemma 2.2) diagonalise every
+        :math:`\hat B(U\theta_i)` for the rows of a random orthogonal Θ, and the eigenvalues
+        give the topics with their scale, :math:`\hat M=U\Theta^{-1}L` (Algorithm B,
+        Lemma 3.3, applied to three word positions). This is more accurate than
+        normalising :math:`U\xi_j` to sum 1 (Algorithm A's last step,
+        ``variant="A"``), because that normalisation divides by a noisy sum.
+        ``"tensor"``: :math:`W=U\tilde W` with :math:`\tilde W` whitening :math:`\tilde P`,
+        :math:`\widehat{\mathrm{Triples}}(W,W,W)` from the counts,
+        :func:`mvlib.tensor_power_method`, :math:`\mu_j=\lambda_j(W^\top)^+v_j`,
+        :math:`w_j=\lambda_j^{-2}` (Anandkumar et al. 2014 §3.1, §4.3).
+    random_state : None, int or numpy.random.Generator
+    variant : {"B", "A"}, default "B"
+        For ``method="observable"``: ``"B"`` as above, ``"A"`` Algorithm A exactly
+        (:func:`mvlib.algorithm_a`).
+    min_gap : float, default 0.02
+        Redraw Θ while the eigenvalues of :math:`\hat B(U\theta_1)` are closer than
+        ``min_gap`` × the largest |eigenvalue|, or complex.
+    max_retries : int, default 20
+        Redraws of Θ before giving up with ``RuntimeError``.
+
+    Attributes
+    ----------
+    topic_word_ : array (n_components, n_words)
+        Row j is the word distribution of topic j: the estimate projected on the
+        simplex (negative entries clipped, rows renormalised; a ``RuntimeWarning``
+        when more than 10% of a topic's mass had to be clipped).
+    weights_ : array (n_components,)
+        Topic probabilities: least squares :math:`\hat M\hat w=\hat E[x]`
+        (Appendix B.5), clipped to ≥ 0 and renormalised (``"observable"``), or
+        :math:`\lambda_j^{-2}` renormalised (``"tensor"``).
+    n_retries_ : int
+        Redraws of Θ that were needed.
+    clipped_mass_ : float
+        Largest fraction of a topic's estimated mass that was negative and clipped.
+
+    Cost O(nnz·k + Σ_d nnz_d² + n k³ + d² k + d k³) for n documents (the d×d pairs
+    matrix is formed, never a d×d×d array). ``X`` is not modified.
+    """
+
+    def __init__(self, n_components, method="observable", random_state=None, *,
+                 variant="B", min_gap=0.02, max_retries=20):
+        self.n_components = n_components
+        self.method = method
+        self.random_state = random_state
+        self.variant = variant
+        self.min_gap = min_gap
+        self.max_retries = max_retries
+
+    def fit(self, X, y=None):
+        """Estimate ``topic_word_`` and ``weights_`` from counts ``X`` (n_docs, n_words); returns ``self``.
+
+        ``X`` is dense or scipy.sparse, non-negative integers, every document with at
+        least 3 words (third-order moments); ``y`` is ignored.
+        """
+        k, rng = self._check_common()
+        if self.variant not in ("A", "B"):
+            raise ValueError(f"variant must be 'A' or 'B', got {self.variant!r}")
+        X, _ = check_counts(X, "X", min_length=3, min_rows=2)
+        Pairs = count_pairs(X)
+        evals, U = _top_eigvecs(Pairs, k)
+        _warn_noise_level(k, evals[k - 1], _count_pairs_noise(X), U[:, :k - 1], U[:, :k - 1],
+                          "the word-pairs matrix Pairs")
+        Pt = U.T @ Pairs @ U
+        self.n_retries_ = 0
+        if self.method == "observable":
+            T = count_whitened_triples(X, U)
+            if self.variant == "A":
+                M, info = algorithm_a(U, Pt, T, random_state=rng, min_gap=self.min_gap,
+                                      max_retries=self.max_retries, return_info=True)
+                self.n_retries_ = info["n_retries"]
+            else:
+                A, info = algorithm_b(T, Pt, Pt, None, random_state=rng, min_gap=self.min_gap,
+                                      max_retries=self.max_retries, return_info=True)
+                self.n_retries_ = info["n_retries"]
+                M = U @ A[2]
+            topic_word, clipped = _project_simplex_rows(M.T)
+            w, *_ = sla.lstsq(topic_word.T, count_mean(X))
+            weights = _clip_weights(w)
+        else:
+            Wt = whitening_matrix(Pt, k)
+            T = multilinear(count_whitened_triples(X, U), Wt, Wt, Wt)  # = Triples(W, W, W), W = U Wt
+            cp = tensor_power_method(T, k, random_state=rng)
+            lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
+            if np.any(lam <= 0):
+                raise RuntimeError(
+                    "the tensor power method found a non-positive eigenvalue; the whitened moment is "
+                    "not close to orthogonally decomposable (too few documents or n_components too large)"
+                )
+            M = dewhiten(U @ Wt, V, lam)
+            topic_word, clipped = _project_simplex_rows(M.T)
+            weights = _clip_weights(lam ** -2.0)
+        if clipped > _CLIP_WARN:
+            warnings.warn(
+                f"up to {clipped:.0%} of a topic's estimated word mass was negative and clipped "
+                "when projecting onto the simplex; the estimate is unreliable (too few documents?)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        self.topic_word_ = topic_word
+        self.weights_ = weights
+        self.clipped_mass_ = clipped
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _log_joint(self, X):
+        self._check_fitted("topic_word_")
+        X, _ = check_counts(X, "X", min_length=0, min_rows=1)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with {self.n_features_in_} words")
+        logB = np.log(np.maximum(self.topic_word_, _LOG_FLOOR))
+        logw = np.log(np.maximum(self.weights_, _LOG_FLOOR))
+        return np.asarray(X @ logB.T) + logw
+
+    def predict_proba(self, X):
+        r"""Posterior topic probabilities (n_docs, n_components) under the fitted model.
+
+        :math:`\Pr[h=j\mid c]\propto w_j\prod_i\mu_{j,i}^{c_i}` (probabilities floored at
+        1e-12 inside the logarithm). Cost O(nnz·k).
+        """
+        L = self._log_joint(X)
+        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+
+    def predict(self, X):
+        r"""Most likely topic of each document: :math:`\arg\max_j\,\log w_j+\sum_i c_i\log\mu_{j,i}`.
+
+        ``X`` (n_docs, n_words) counts, dense or sparse (any lengths). Returns int array (n_docs,).
+        """
+        return np.argmax(self._log_joint(X), axis=1)
