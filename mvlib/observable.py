@@ -77,8 +77,7 @@ def random_orthogonal(k: int, random_state=None) -> np.ndarray:
 def observable_operator(P12, P123_eta, U1, U2):
     r"""The observable operator :math:`B_{123}(\eta)=(U_1^\top P_{123}(\eta)U_2)(U_1^\top P_{12}U_2)^{-1}`.
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/04_three_view_mixtures` for the derivation and a numerical check.
 
     Lemma 3.2 of Anandkumar, Hsu & Kakade (2012) (Lemma 2.2 for the topic model):
     :math:`B_{123}(\eta)=(U_1^\top M_1)\operatorname{diag}(M_3^\top\eta)(U_1^\top M_1)^{-1}`,
@@ -109,8 +108,7 @@ def observable_operator(P12, P123_eta, U1, U2):
 def projected_operator(T, P, theta, mode: int = 3):
     r""":math:`B(\theta)=T_{(\text{mode})}(\theta)\,P^{-1}` in projected coordinates.
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/04_three_view_mixtures` for the derivation and a numerical check.
 
     With :math:`T=P_{123}(U_1,U_2,U_3)` and ``mode=3``, :math:`T(I,I,\theta)=U_1^\top P_{123}(U_3\theta)U_2`
     and ``P`` :math:`=U_1^\top P_{12}U_2` give :math:`B_{123}(U_3\theta)`; ``mode=2``
@@ -210,8 +208,7 @@ def _eigenvalue_rows(T, G, R, mode):
 def view_bases(P12, P13, n_components: int):
     r"""Orthonormal bases :math:`U_1,U_2` (top-k singular vectors of :math:`P_{12}`) and :math:`U_3` (of :math:`P_{13}`).
 
-    See :doc:`/chapters/01_multiview_moments` for the pairs matrices
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/04_three_view_mixtures` for the derivation and a numerical check.
 
     Step 1 of Algorithm B: :math:`U_1,U_2` are the top-k left/right singular vectors
     of :math:`\hat P_{12}`, :math:`U_3` the top-k right singular vectors of
@@ -262,7 +259,7 @@ def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retrie
     random_state : None, int or numpy.random.Generator
     min_gap : float
         Redraw Θ while, for every row θ, the smallest gap between eigenvalues of
-        :math:`\hat B(U\theta)` is below ``min_gap`` times the largest |eigenvalue| (or the
+        :math:`\hat B(U\theta)` is below ``min_gap`` times the largest absolute eigenvalue (or the
         eigenvalues are complex); each redraw is reported by an :class:`EigengapWarning`.
     max_retries : int
         Redraws allowed before giving up with ``RuntimeError``.
@@ -301,8 +298,7 @@ def algorithm_b(T, P12, P13, P23=None, *, random_state=None, min_gap: float = 0.
                 max_retries: int = 20, return_info: bool = False):
     r"""Algorithm B in projected coordinates: the projected means of all views, one column order.
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/04_three_view_mixtures` for the derivation and a numerical check.
 
     Anandkumar, Hsu & Kakade (2012), Figure 3 and Lemma 3.3. With
     :math:`T=P_{123}(U_1,U_2,U_3)` and :math:`\tilde P_{ab}=U_a^\top P_{ab}U_b`:

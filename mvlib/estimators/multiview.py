@@ -121,7 +121,7 @@ def _warn_noise_level(k, s_k, E, L, R, what):
     noise = _spectral_norm(Ec)
     if s_k < _NOISE_FACTOR * noise:
         warnings.warn(
-            f"the {k}-th singular value {s_k:.2e} of {what} is at the level of its sampling noise "
+            f"singular value number {k} ({s_k:.2e}) of {what} is at the level of its sampling noise "
             f"({noise:.2e}, estimated by splitting the sample): n_components={k} may exceed the number "
             "of components these data identify (Condition 3.1), and the weakest components are unreliable",
             IllConditionedWarning,
@@ -132,8 +132,7 @@ def _warn_noise_level(k, s_k, E, L, R, what):
 class MultiViewMixture(_Estimator):
     r"""Conditional means and weights of a three-view mixture by the method of moments.
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
-    (chapter: Three-view mixtures, Algorithm B and the tensor method).
+    See :doc:`/chapters/04_three_view_mixtures` for the derivation and a numerical check.
 
     Parameters
     ----------
@@ -160,7 +159,7 @@ class MultiViewMixture(_Estimator):
         Randomness of Θ (observable) or of the power-method starts (tensor).
     min_gap : float, default 0.02
         ``"observable"``: redraw Θ while the eigenvalues of :math:`\hat B_{123}(U_3\theta_1)`
-        are closer than ``min_gap`` × the largest |eigenvalue|, or complex.
+        are closer than ``min_gap`` × the largest absolute eigenvalue, or complex.
     max_retries : int, default 20
         Redraws of Θ before giving up with ``RuntimeError``.
 

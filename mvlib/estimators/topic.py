@@ -113,7 +113,7 @@ class SpectralTopicModel(_Estimator):
         (:func:`mvlib.algorithm_a`).
     min_gap : float, default 0.02
         Redraw Θ while the eigenvalues of :math:`\hat B(U\theta_1)` are closer than
-        ``min_gap`` × the largest |eigenvalue|, or complex.
+        ``min_gap`` × the largest absolute eigenvalue, or complex.
     max_retries : int, default 20
         Redraws of Θ before giving up with ``RuntimeError``.
 
