@@ -57,3 +57,7 @@ __all__ += [
     "observable_operator",
     "symmetrize_views",
 ]
+
+from .covariances import view_covariances
+
+__all__ += ["view_covariances"]
