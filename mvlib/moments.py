@@ -329,8 +329,7 @@ def count_mean(X):
     r"""Mean word distribution :math:`\frac1n\sum_d c_d/\ell_d`, an unbiased estimate of
     :math:`E[x_1]=Mw` for documents of counts (rows of ``X``).
 
-    See :doc:`/chapters/01_multiview_moments` for the moments of single-topic documents
-    (chapter: Topic models and observable operators). Shape (d,); cost O(nnz).
+    See :doc:`/chapters/03_topic_models` for the derivation and a numerical check. Shape (d,); cost O(nnz).
     """
     X, lengths = _count_data(X, 1)
     return np.asarray(X.T @ (1.0 / lengths)).ravel() / X.shape[0]
@@ -339,8 +338,7 @@ def count_mean(X):
 def count_pairs(X):
     r"""Unbiased word-pair moment of documents: :math:`\widehat{\mathrm{Pairs}}`, shape (d, d).
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it estimates
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
 
     Every ordered pair of distinct word positions of a document is used: with
     :math:`c` the counts of a document of length :math:`\ell\ge2`,
@@ -363,8 +361,7 @@ def count_pairs(X):
 def count_triples_slice(X, eta):
     r"""Unbiased :math:`\widehat{\mathrm{Triples}}(\eta)` of documents, shape (d, d).
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it estimates
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
 
     Per document (counts :math:`c`, length :math:`\ell\ge3`), the average over ordered
     triples of distinct positions of :math:`\langle\eta,x_3\rangle x_1x_2^\top`:
@@ -394,8 +391,8 @@ def count_triples_slice(X, eta):
 def count_whitened_triples(X, W):
     r"""Unbiased whitened word triples :math:`\widehat{\mathrm{Triples}}(W,W,W)`, shape (k, k, k).
 
-    See :doc:`/chapters/02_whitening_power` for whitened moments
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/02_whitening_power` for whitened moments and
+    :doc:`/chapters/03_topic_models` for the topic model's tensor route.
 
     With :math:`w_i` the i-th row of ``W`` (d, k) and :math:`y=W^\top c` for a document
     of counts :math:`c` and length :math:`\ell\ge3`, the average over ordered triples of
@@ -430,8 +427,7 @@ def count_whitened_triples(X, W):
 def count_triples(X):
     r"""Dense unbiased word-triple moment :math:`\widehat{\mathrm{Triples}}`, shape (d, d, d).
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it estimates
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
 
     :func:`count_whitened_triples` with :math:`W=I`; small vocabularies only
     (refuses above 2**27 entries). Cost O(n d³).

@@ -240,8 +240,7 @@ def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retrie
                 return_info: bool = False):
     r"""Algorithm A (topic model): columns :math:`\hat\mu_j=U\xi_j/\langle\mathbf 1,U\xi_j\rangle`.
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
 
     Anandkumar, Hsu & Kakade (2012), Figure 1: with :math:`U` the top-k left singular
     vectors of Pairs, :math:`\eta=U\theta` for θ uniform on the unit sphere, the

@@ -84,8 +84,7 @@ def _count_pairs_noise(X):
 class SpectralTopicModel(_Estimator):
     r"""Topic-word distributions of a single-topic document model by the method of moments.
 
-    See :doc:`/chapters/01_multiview_moments` for the moments it inverts
-    (chapter: Topic models and observable operators).
+    See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
 
     Parameters
     ----------
