@@ -51,7 +51,7 @@ def view_covariances(views, n_components, *, means1=None, means3=None, random_st
     r"""Covariances :math:`\Sigma_{3,t}` (and second moments) of view 3 for each component.
 
     See :doc:`/chapters/04_three_view_mixtures` for Algorithm B, whose eigenvectors this
-    reuses (chapter: Gaussian mixtures).
+    reuses.
 
     Parameters
     ----------

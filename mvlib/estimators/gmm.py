@@ -52,6 +52,8 @@ def _third_order_correction(a, G):
 def spherical_moments(X, n_components):
     r"""First- and second-order quantities of Hsu & Kakade (2013), Theorem 2, from data.
 
+    Derived in :doc:`/chapters/05_gaussian_mixtures`.
+
     Parameters
     ----------
     X : array (n, d), d > n_components
@@ -96,8 +98,9 @@ class SpectralGMM:
     weights, the means and one variance per component (Hsu & Kakade 2013, Theorem 2,
     which needs d > k and linearly independent means); ``covariances_`` holds these
     per-component variances, as ``GaussianMixture(covariance_type="spherical")`` does.
-    See :doc:`/chapters/02_whitening_power` for the whitening and power method it uses
-    (chapter: Gaussian mixtures).
+    See :doc:`/chapters/05_gaussian_mixtures` for the derivation, the exact checks and the
+    comparison with EM, and :doc:`/chapters/02_whitening_power` for the whitening and
+    power method it uses.
 
     Parameters
     ----------
@@ -150,7 +153,7 @@ class SpectralGMM:
         if m2_evals[-1] <= level:
             raise ValueError(
                 f"n_components={k} exceeds the number of components these data identify: the "
-                f"{k}-th eigenvalue of M2 ({m2_evals[-1]:.3g}) is within the noise level ({level:.3g}); "
+                f"eigenvalue number {k} of M2 ({m2_evals[-1]:.3g}) is within the noise level ({level:.3g}); "
                 "the means must be linearly independent (rank condition)")
         T = whitened_third_moment(X, W, mom["m_tilde"])
         cp = tensor_power_method(T, k, n_restarts=self.n_restarts, n_iterations=self.n_iterations,
