@@ -61,3 +61,26 @@ __all__ += [
 from .covariances import view_covariances
 
 __all__ += ["view_covariances"]
+
+from . import overcomplete
+from .estimators import OvercompleteTensorDecomposition
+from .overcomplete import (
+    ThirdMomentOperator,
+    als_refine,
+    asymmetric_power_updates,
+    cluster_restarts,
+    labelled_initialization,
+    random_overcomplete_tensor,
+    svd_initialization,
+)
+
+__all__ += [
+    "OvercompleteTensorDecomposition",
+    "ThirdMomentOperator",
+    "als_refine",
+    "asymmetric_power_updates",
+    "cluster_restarts",
+    "labelled_initialization",
+    "random_overcomplete_tensor",
+    "svd_initialization",
+]

@@ -4,3 +4,6 @@ from .multiview import MultiViewMixture
 from .topic import SpectralTopicModel
 
 __all__ = ["MultiViewMixture", "SpectralGMM", "SpectralTopicModel"]
+from .overcomplete import OvercompleteTensorDecomposition
+
+__all__ += ["OvercompleteTensorDecomposition"]
