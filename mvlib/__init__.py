@@ -84,3 +84,31 @@ __all__ += [
     "random_overcomplete_tensor",
     "svd_initialization",
 ]
+
+from . import baselines
+from .baselines import HistogramSpectral, NonparametricEM, silverman_bandwidth
+
+__all__ += ["HistogramSpectral", "NonparametricEM", "silverman_bandwidth"]
+
+from . import hmm
+from .estimators import SpectralHMM
+
+__all__ += ["SpectralHMM"]
+
+from . import tree
+from .tree import LatentTreeEmbedding, reshaping_errors, tt_embedding
+
+__all__ += ["LatentTreeEmbedding", "reshaping_errors", "tt_embedding"]
+
+from . import kernels
+from .estimators import KernelSpectral
+from .kernels import delta_kernel, incomplete_cholesky, nystrom_factor, rbf_kernel, weighted_density_error
+
+__all__ += [
+    "KernelSpectral",
+    "delta_kernel",
+    "incomplete_cholesky",
+    "nystrom_factor",
+    "rbf_kernel",
+    "weighted_density_error",
+]

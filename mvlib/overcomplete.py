@@ -53,7 +53,7 @@ components as **columns** (d, R), as ``factors_`` of the estimator.
 
 The estimator wrapping all of this is
 :class:`mvlib.OvercompleteTensorDecomposition`
-(chapter: Overcomplete latent variable models).
+(derived in :doc:`/chapters/09_overcomplete`).
 """
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ from ._validation import (
     check_positive_int,
     check_random_state,
 )
+from .power import _blas_limit, _check_tol
 
 __all__ = [
     "ThirdMomentOperator",
@@ -158,7 +159,7 @@ class ThirdMomentOperator:
     streamed in blocks) and O(n d) memory for X itself. Used by
     :meth:`mvlib.OvercompleteTensorDecomposition.fit_moments`; the power method it
     feeds is derived in :doc:`/chapters/02_whitening_power`
-    (chapter: Overcomplete latent variable models).
+    (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------
@@ -333,14 +334,6 @@ def _iterate(op, A, B, C, n_iterations, tol, symmetric):
 
 
 # ---------------------------------------------------------------------------- checks
-def _check_tol(tol, name="tol"):
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(tol).__name__}")
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"{name}={tol} must be a finite number >= 0")
-    return float(tol)
-
-
 def _check_starts(A, name, d, n_cols=None):
     """Starts (d, R) with non-zero columns -> unit rows (R, d)."""
     A = check_matrix(A, name, shape=(d, n_cols))
@@ -373,7 +366,7 @@ def asymmetric_power_updates(T, A, B=None, C=None, *, n_iterations: int = 100, t
 
     all three from the previous iterate, for R starts at once (batched matrix
     products). See :doc:`/chapters/02_whitening_power` for the orthogonal power
-    method it generalises (chapter: Overcomplete latent variable models).
+    method it generalises (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------
@@ -424,13 +417,15 @@ def _top_pairs_dense(op, Theta, symmetric):
     for s in range(0, R, step):
         S = op.slices(Theta[s:s + step])
         if symmetric:  # symmetric slices: top |eigenvalue|, v = sign(λ) u
-            evals, evecs = np.linalg.eigh(S)
+            with _blas_limit(d):  # many small LAPACK calls: a second thread only contends
+                evals, evecs = np.linalg.eigh(S)
             idx = np.argmax(np.abs(evals), axis=1)
             rows = np.arange(len(idx))
             U[s:s + step] = evecs[rows, :, idx]
             V[s:s + step] = evecs[rows, :, idx] * np.sign(evals[rows, idx])[:, None]
         else:
-            u, _, vt = np.linalg.svd(S)
+            with _blas_limit(d):
+                u, _, vt = np.linalg.svd(S)
             U[s:s + step] = u[:, :, 0]
             V[s:s + step] = vt[:, 0, :]
     return U, V
@@ -468,7 +463,7 @@ def svd_initialization(T, n_restarts: int, *, random_state=None, n_svd_iteration
     singular vectors :math:`u_1, v_1` of :math:`T(I,I,\theta)` (d × d) and set
     :math:`a^{(0)}=u_1`, :math:`b^{(0)}=v_1`, :math:`c^{(0)}=T(u_1,v_1,I)/\|\cdot\|`
     (update formula (1)). See :doc:`/chapters/02_whitening_power` for the power
-    method these starts feed (chapter: Overcomplete latent variable models).
+    method these starts feed (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------
@@ -574,7 +569,7 @@ def cluster_restarts(T, weights, A, B, C, n_components: int, *, epsilon: float =
     remaining tuple within ε/2 of it, the distance being
     :math:`\min_{s=\pm1}\|\hat a_\tau-s\hat a\|` and likewise for b and c (dropped
     when close in any mode). No deflation. See :doc:`/chapters/02_whitening_power`
-    for the power method (chapter: Overcomplete latent variable models).
+    for the power method (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------
@@ -623,7 +618,7 @@ def labelled_initialization(X, labels, n_components: int):
     :math:`m_j=\tilde\Omega(1)`). Pass the result as ``init_vectors`` to
     :class:`mvlib.OvercompleteTensorDecomposition` with ``init="labels"``. See
     :doc:`/chapters/02_whitening_power` for the power method these starts feed
-    (chapter: Overcomplete latent variable models).
+    (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------
@@ -695,7 +690,7 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
     :class:`ThirdMomentOperator` gets the same ALS steps written with operator
     products (the columns of the mode-1 unfolding times the Khatri–Rao product are
     :math:`T(I,b_j,c_j)`), so no d×d×d array is formed there either. See
-    :doc:`/chapters/02_whitening_power` (chapter: Overcomplete latent variable models).
+    :doc:`/chapters/02_whitening_power` (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------
@@ -708,7 +703,8 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
 
     Returns
     -------
-    weights (k,), [A, B, C] with unit columns (d, k).
+    tensorly ``CPTensor`` (weights (k,), [A, B, C] with unit columns (d, k)); it
+    unpacks as ``weights, [A, B, C] = als_refine(...)``.
 
     Cost per sweep O(k d³) (explicit) or O(k n d + k² d + k³) (data).
     """
@@ -726,7 +722,7 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
     if w.shape[0] != k:
         raise ValueError(f"weights has {w.shape[0]} entries but the factors have {k} columns")
     if n_iterations == 0:
-        return w.copy(), [A.copy(), B.copy(), C.copy()]
+        return CPTensor((w.copy(), [A.copy(), B.copy(), C.copy()]))
     if isinstance(op, _DenseTensor):
         from tensorly.decomposition import parafac
         init = CPTensor((tl.tensor(w.copy()), [tl.tensor(M.copy()) for M in (A, B, C)]))
@@ -736,9 +732,9 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
             pass
         else:
             w2, (A2, B2, C2) = tl.cp_normalize(cp)
-            return np.asarray(w2, float), [np.asarray(M, float) for M in (A2, B2, C2)]
+            return CPTensor((np.asarray(w2, float), [np.asarray(M, float) for M in (A2, B2, C2)]))
     w2, A2, B2, C2 = _als_operator(op, w, A, B, C, n_iterations, tol)
-    return w2, [A2, B2, C2]
+    return CPTensor((w2, [A2, B2, C2]))
 
 
 # ---------------------------------------------------------------------------- test tensors
@@ -748,7 +744,7 @@ def random_overcomplete_tensor(d: int, k: int, random_state=None, *, weights=Non
     The :math:`a_j` are i.i.d. uniform on the sphere :math:`S^{d-1}` (the random
     incoherent components of seed 004, Remark 1); k may exceed d. See
     :doc:`/chapters/02_whitening_power` for the orthogonal case
-    (chapter: Overcomplete latent variable models).
+    (derived in :doc:`/chapters/09_overcomplete`).
 
     Parameters
     ----------

@@ -7,3 +7,9 @@ __all__ = ["MultiViewMixture", "SpectralGMM", "SpectralTopicModel"]
 from .overcomplete import OvercompleteTensorDecomposition
 
 __all__ += ["OvercompleteTensorDecomposition"]
+from .hmm import SpectralHMM
+
+__all__ += ["SpectralHMM"]
+from .kernel import KernelSpectral
+
+__all__ += ["KernelSpectral"]

@@ -1,0 +1,297 @@
+r"""Hidden Markov models by the three-view reduction: :class:`SpectralHMM`
+(Anandkumar, Hsu & Kakade 2012, §4.2, Proposition 4.2).
+
+Every window :math:`(x_t,x_{t+1},x_{t+2})` of every sequence is a sample of a three-view
+mixture whose hidden variable is the middle state; Algorithm B recovers the emission
+matrix :math:`O=M_2` and :math:`M_3=OT`, hence the transition matrix (see
+:mod:`mvlib.hmm`).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._validation import check_positive_int, check_random_state
+from ..hmm import (
+    check_symbol_sequences,
+    forward_log_likelihood,
+    project_simplex,
+    stationary_distribution,
+    viterbi,
+    window_views,
+)
+from ..moments import pairs as _pairs
+from ..moments import whitened_triples
+from ..observable import _check_gap_options, algorithm_b, view_bases
+from ..tensors import multilinear
+from .multiview import MultiViewMixture, _Estimator
+
+__all__ = ["SpectralHMM", "hmm_from_moments"]
+
+#: projections onto the simplex that move an estimate by less than this are not reported
+_SILENT_PROJECTION = 1e-9
+
+
+def _to_simplex(A, what):
+    """Project the columns of A onto the simplex; warn with the largest L1 change."""
+    P = project_simplex(A, axis=0)
+    moved = float(np.max(np.abs(P - A).sum(axis=0)))
+    if moved > _SILENT_PROJECTION:
+        warnings.warn(
+            f"the estimated {what} left the probability simplex and was projected back; the "
+            f"largest change of a distribution was {moved:.3g} in L1 norm (negative entries "
+            f"down to {float(A.min()):.3g})",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return P, moved
+
+
+def _recover(P12, P13, P23, projected_triples, k, rng, min_gap, max_retries):
+    """Shared core of :func:`hmm_from_moments` and :meth:`SpectralHMM.fit` (paper convention)."""
+    U1, U2, U3 = view_bases(P12, P13, k)
+    Pt12, Pt13, Pt23 = U1.T @ P12 @ U2, U1.T @ P13 @ U3, U2.T @ P23 @ U3
+    Tp = projected_triples(U1, U2, U3)
+    (A1, A2, A3), info = algorithm_b(Tp, Pt12, Pt13, Pt23, random_state=rng, min_gap=min_gap,
+                                     max_retries=max_retries, return_info=True)
+    M2, M3 = U2 @ A2, U3 @ A3
+    s = M2.sum(axis=0)
+    if not np.all(np.isfinite(M2)) or np.any(np.abs(s) < 1e-12):
+        raise RuntimeError("the estimated emission columns are not finite or sum to zero; estimation failed")
+    O = M2 / s
+    # T = (U3^T O)^{-1} U3^T M3 (Proposition 4.2: the eigenvectors R of B_312 are U3^T O T)
+    T = sla.solve(U3.T @ O, A3)
+    T = T / T.sum(axis=0)
+    if not np.all(np.isfinite(T)):
+        raise RuntimeError("the estimated transition matrix is not finite; estimation failed")
+    return O, T, info["n_retries"]
+
+
+def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_gap=0.02, max_retries=20):
+    r"""O and T (paper convention, unprojected) from window moments given as arrays.
+
+    See :doc:`/chapters/06_hidden_markov` for the derivation and a numerical check.
+
+    ``P12, P13, P23`` (d, d) and ``P123`` (d, d, d) are the laws of pairs and triples of a
+    window, e.g. the exact ones of :func:`mvlib.hmm.hmm_window_moments`. Runs the same
+    steps as :meth:`SpectralHMM.fit`: :func:`mvlib.observable.view_bases`,
+    :func:`mvlib.algorithm_b` on :math:`P_{123}(U_1,U_2,U_3)`, :math:`O=M_2` (columns
+    scaled to sum one), :math:`T=(U_3^\top O)^{-1}U_3^\top M_3` (columns scaled to sum one).
+    Returns ``(O (d, k), T (k, k))`` in one state order; no simplex projection. Cost O(d³k).
+    """
+    k = check_positive_int(n_states, "n_states")
+    rng = check_random_state(random_state)
+    min_gap, max_retries = _check_gap_options(min_gap, max_retries)
+    P123 = np.asarray(P123, dtype=float)
+    O, T, _ = _recover(np.asarray(P12, float), np.asarray(P13, float), np.asarray(P23, float),
+                       lambda U1, U2, U3: multilinear(P123, U1, U2, U3), k, rng, min_gap, max_retries)
+    return O, T
+
+
+class SpectralHMM(_Estimator):
+    r"""Categorical hidden Markov model by the method of moments (three-view reduction).
+
+    See :doc:`/chapters/06_hidden_markov` for the derivation and a numerical check.
+
+    Anandkumar, Hsu & Kakade (2012), §4.2 and Proposition 4.2: every window of three
+    consecutive observations of every sequence is a sample of a three-view mixture with
+    :math:`w=T\bar\pi`, :math:`M_1=O\operatorname{diag}(\bar\pi)T^\top\operatorname{diag}(T\bar\pi)^{-1}`,
+    :math:`M_2=O`, :math:`M_3=OT` (T column-stochastic, :math:`T_{ij}=\Pr[h_{t+1}=i\mid h_t=j]`).
+    Steps (``method="observable"``, the default): window pairs :math:`\hat P_{12},\hat P_{13},\hat P_{23}` and the projected triples
+    :math:`\hat P_{123}(U_1,U_2,U_3)` from one-hot views (:func:`mvlib.hmm.window_views`,
+    :func:`mvlib.pairs`, :func:`mvlib.whitened_triples`; no d×d×d array); Algorithm B
+    (:func:`mvlib.algorithm_b`); :math:`\hat O=\hat M_2`; :math:`\hat T=(U_3^\top\hat O)^{-1}U_3^\top\hat M_3`
+    with columns scaled to sum to one (the paper's :math:`(U_3^\top O)^{-1}R`, R the
+    eigenvectors of :math:`B_{312}(\eta)`). ``method="tensor"`` obtains
+    :math:`\hat M_2,\hat M_3` from the same one-hot views by the tensor route of
+    :class:`mvlib.MultiViewMixture` (views symmetrised, whitening, robust tensor power
+    method; Anandkumar et al. 2014 §3.3), then :math:`\hat T` = least squares solution of
+    :math:`\hat O T=\hat M_3`; in the chapter's experiments neither route is uniformly more
+    accurate, and the tensor route is slower and fails more often on small samples.
+
+    **What is assumed about π.** Nothing beyond Condition 3.1 (:math:`T\bar\pi>0`, O and T of
+    rank k): windows are pooled over all positions, and the pooled windows follow the
+    reduction with :math:`\bar\pi` = the average law of the state at a window start, whether
+    or not the sequences are stationary. For stationary sequences :math:`\bar\pi` is the
+    stationary distribution and equals ``weights_``.
+
+    Parameters
+    ----------
+    n_states : int
+        Number k of hidden states; at most the rank of the window pairs matrices.
+    random_state : None, int or numpy.random.Generator
+        Randomness of the rotation Θ of Algorithm B or of the power-method starts.
+    method : {"observable", "tensor"}, keyword-only
+        Route from the window moments to :math:`\hat M_2,\hat M_3` (see above).
+    n_symbols : None or int, keyword-only
+        Alphabet size d; symbols must lie in 0..d−1. None: ``max(X) + 1``.
+    startprob : {"auto", "first", "stationary"}, keyword-only
+        How ``startprob_`` is estimated. ``"first"``: the distribution f of the first symbol
+        of each sequence satisfies :math:`f\approx O\pi_0`; :math:`\pi_0` = least squares,
+        projected onto the simplex. ``"stationary"``: the stationary distribution of
+        :math:`\hat T`. ``"auto"``: ``"first"`` with at least 50 sequences, else
+        ``"stationary"`` (one long sequence says almost nothing about its start).
+    min_gap, max_retries : keyword-only
+        Eigenvalue-separation options of :func:`mvlib.algorithm_b` (``method="observable"``).
+
+    Attributes
+    ----------
+    emissionprob_ : array (n_states, n_symbols)
+        Row j = :math:`\Pr[x_t=\cdot\mid h_t=j]` (hmmlearn layout, :math:`O^\top`).
+    transmat_ : array (n_states, n_states)
+        Row i = :math:`\Pr[h_{t+1}=\cdot\mid h_t=i]` (hmmlearn layout, :math:`T^\top`).
+    startprob_ : array (n_states,)
+    weights_ : array (n_states,)
+        Law of the middle state of a window, :math:`T\bar\pi`, from :math:`\hat M_2\hat w=\hat E[x_2]`.
+    projection_ : dict
+        L1 distance each estimate moved when projected onto the simplex
+        (``"emissionprob"``, ``"transmat"``, ``"startprob"``); a ``RuntimeWarning`` reports
+        moves above 1e-9.
+    n_retries_ : int
+        Redraws of Θ needed by Algorithm B (0 for ``method="tensor"``).
+    method_used_ : str
+        ``"tensor"`` or ``"observable"``: the tensor route falls back to Algorithm B, with a
+        ``RuntimeWarning``, when the symmetrised second moment has fewer than k positive
+        eigenvalues or the power method finds a non-positive eigenvalue (moments too noisy,
+        or far from the model); Algorithm B still refuses k above the rank of the pairs.
+
+    Estimates that leave the simplex (possible with sampling noise) are projected back
+    onto it (Euclidean projection, :func:`mvlib.hmm.project_simplex`). Cost O(n_samples k³ + d² k):
+    one pass over the windows, no iterations over the data; ``score``/``predict`` cost
+    O(n_samples k²). Inputs are not modified.
+    """
+
+    def __init__(self, n_states, random_state=None, *, method="observable", n_symbols=None,
+                 startprob="auto", min_gap=0.02, max_retries=20):
+        self.n_states = n_states
+        self.random_state = random_state
+        self.method = method
+        self.n_symbols = n_symbols
+        self.startprob = startprob
+        self.min_gap = min_gap
+        self.max_retries = max_retries
+
+    def fit(self, X, lengths=None):
+        """Estimate the parameters from symbol sequences ``X`` (n_samples, 1); returns ``self``.
+
+        ``lengths`` (sequence lengths summing to n_samples, each ≥ 3) as in hmmlearn; None
+        means one sequence.
+        """
+        k = check_positive_int(self.n_states, "n_states")
+        _check_gap_options(self.min_gap, self.max_retries)
+        if not isinstance(self.method, str) or self.method not in ("tensor", "observable"):
+            raise ValueError(f"method must be 'tensor' or 'observable', got {self.method!r}")
+        if self.startprob not in ("auto", "first", "stationary"):
+            raise ValueError(f"startprob must be 'auto', 'first' or 'stationary', got {self.startprob!r}")
+        rng = check_random_state(self.random_state)
+        x, lengths, d = check_symbol_sequences(X, lengths, self.n_symbols, min_length=3)
+        if k > d:
+            raise ValueError(f"n_states={k} exceeds n_symbols={d}: O would not have rank n_states (Condition 3.1)")
+        (X1, X2, X3), _ = window_views(x[:, None], lengths, d)
+        method, failure = self.method, None
+        if method == "tensor":
+            try:
+                mv = MultiViewMixture(k, method="tensor", random_state=rng).fit([X1, X2, X3])
+            except (RuntimeError, ValueError) as exc:   # noisy or non-PSD symmetrised moments
+                method, failure = "observable", exc
+        self.method_used_ = method
+        if method == "observable":
+            P12, P13, P23 = _pairs(X1, X2), _pairs(X1, X3), _pairs(X2, X3)
+            O, T, self.n_retries_ = _recover(
+                P12, P13, P23, lambda U1, U2, U3: whitened_triples(X1, X2, X3, U1, U2, U3),
+                k, rng, self.min_gap, self.max_retries)
+            if failure is not None:
+                warnings.warn(f"the tensor route failed ({failure}); fell back to Algorithm B "
+                              "(method='observable')", RuntimeWarning, stacklevel=2)
+        else:
+            M2, M3 = mv.means_[1].T, mv.means_[2].T
+            s = M2.sum(axis=0)
+            if np.any(np.abs(s) < 1e-12):
+                raise RuntimeError("the estimated emission columns sum to zero; estimation failed")
+            O = M2 / s
+            T, *_ = sla.lstsq(O, M3)                     # M3 = O T
+            T = T / T.sum(axis=0)
+            if not np.all(np.isfinite(T)):
+                raise RuntimeError("the estimated transition matrix is not finite; estimation failed")
+            self.n_retries_ = 0
+        O, moved_O = _to_simplex(O, "emission matrix (columns of O)")
+        T, moved_T = _to_simplex(T, "transition matrix (columns of T)")
+        mean2 = np.asarray(X2.mean(axis=0)).ravel()
+        w, *_ = sla.lstsq(O, mean2)
+        self.weights_ = project_simplex(w)
+        mode = self.startprob
+        if mode == "auto":
+            mode = "first" if lengths.size >= 50 else "stationary"
+        if mode == "first":
+            first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            f = np.bincount(x[first], minlength=d) / lengths.size
+            pi0, *_ = sla.lstsq(O, f)
+            start = project_simplex(pi0)
+            moved_pi = float(np.abs(start - pi0).sum())
+        else:
+            start, moved_pi = stationary_distribution(T), 0.0
+        self.emissionprob_ = O.T.copy()
+        self.transmat_ = T.T.copy()
+        self.startprob_ = start
+        self.projection_ = {"emissionprob": moved_O, "transmat": moved_T, "startprob": moved_pi}
+        self.n_features_in_ = 1
+        self.n_symbols_ = d
+        return self
+
+    def _params(self):
+        self._check_fitted("emissionprob_")
+        return self.startprob_, self.transmat_.T, self.emissionprob_.T
+
+    def _check_X(self, X, lengths):
+        self._check_fitted("emissionprob_")
+        x, lengths, _ = check_symbol_sequences(X, lengths, self.n_symbols_)
+        return x[:, None], lengths
+
+    def score_samples_per_sequence(self, X, lengths=None):
+        """Log-likelihood of each sequence (forward algorithm), array (n_sequences,)."""
+        X, lengths = self._check_X(X, lengths)
+        return forward_log_likelihood(X, lengths, *self._params())
+
+    def score(self, X, lengths=None):
+        r"""Total log-likelihood :math:`\sum_s\log\Pr[x^{(s)}]` of the sequences (as hmmlearn's ``score``).
+
+        Forward algorithm in log space (:func:`mvlib.hmm.forward_log_likelihood`); −inf if a
+        sequence contains a symbol to which the estimate gives probability zero.
+        """
+        return float(np.sum(self.score_samples_per_sequence(X, lengths)))
+
+    def predict(self, X, lengths=None):
+        """Most probable hidden states (Viterbi, :func:`mvlib.hmm.viterbi`), int array (n_samples,)."""
+        X, lengths = self._check_X(X, lengths)
+        return viterbi(X, lengths, *self._params())[0]
+
+    def to_hmmlearn(self, smoothing=1e-3, **kwargs):
+        r"""A ``hmmlearn.hmm.CategoricalHMM`` initialised at this estimate, ready to ``fit``.
+
+        ``init_params=""`` so that ``fit`` starts Baum–Welch from the spectral estimate
+        instead of a random one; other keyword arguments (``n_iter``, ``tol``,
+        ``random_state``, ``params`` ...) go to ``CategoricalHMM``.
+
+        ``smoothing`` s ∈ [0, 1): every distribution p is replaced by
+        :math:`(1-s)p+s/	ext{size}`. Projection onto the simplex leaves exact zeros, and
+        Baum–Welch can never move a zero probability away from zero (a state whose every
+        emission of the observed symbols is zero gets no posterior mass, and hmmlearn's
+        normalisation then yields NaN); the default 1e-3 avoids both at a negligible change.
+        """
+        start, _, _ = self._params()
+        if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or not 0 <= smoothing < 1:
+            raise ValueError(f"smoothing={smoothing!r} must be a number in [0, 1)")
+        from hmmlearn.hmm import CategoricalHMM
+
+        def smooth(P):
+            return (1.0 - smoothing) * P + smoothing / P.shape[-1]
+
+        kwargs.setdefault("init_params", "")
+        model = CategoricalHMM(n_components=self.emissionprob_.shape[0], n_features=self.n_symbols_,
+                               **kwargs)
+        model.startprob_ = smooth(start)
+        model.transmat_ = smooth(self.transmat_)
+        model.emissionprob_ = smooth(self.emissionprob_)
+        return model

@@ -1,0 +1,222 @@
+r"""Nonparametric three-view mixtures by kernel embeddings: :class:`KernelSpectral`.
+
+Song, Anandkumar, Dai & Xie (2014): a hidden :math:`h\in[k]` with :math:`P(h)=\pi_h`;
+given h the views :math:`x_1,x_2,x_3` are independent with densities :math:`p_v(x\mid h)`
+of no parametric form. Each density is represented by its kernel embedding
+:math:`\mu_{X_v|h}=E[\phi(x_v)\mid h]`; the second and third order embeddings factor
+through them (seed 000, eqs. 8–11), and whitening + the tensor power method recover them.
+See :doc:`/chapters/07_kernel_embeddings`.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._validation import check_positive_int, check_random_state, check_views
+from ..baselines import _ProductMixture
+from ..kernels import (
+    _check_bandwidth,
+    cv_bandwidth,
+    delta_kernel,
+    kernel_basis,
+    kernel_features,
+    kernel_spectral_decomposition,
+    rbf_kernel,
+)
+from .multiview import MultiViewMixture, _clip_weights
+
+__all__ = ["KernelSpectral"]
+
+#: rank=None uses the exact path (full Cholesky) when the basis has at most this many points
+EXACT_MAX_POINTS = 1000
+#: default rank of the low-rank path (incomplete Cholesky pivots per basis)
+DEFAULT_RANK = 300
+_KERNELS = ("rbf", "delta")
+
+
+class KernelSpectral(_ProductMixture):
+    r"""Nonparametric multi-view mixture by the kernel spectral algorithm (Song et al. 2014).
+
+    See :doc:`/chapters/07_kernel_embeddings` for the derivation, checks and experiments.
+
+    Parameters
+    ----------
+    n_components : int
+        Number k of mixture components.
+    bandwidth : "cv", float > 0, or a list of three of them, default "cv"
+        Bandwidth s of the normalised RBF kernel
+        :math:`\exp(-\|x-x'\|^2/2s^2)/(\sqrt{2\pi}s)^d` (:func:`mvlib.rbf_kernel`).
+        ``"cv"``: per view (per pooled sample when ``symmetric``), the maximiser of the
+        leave-one-out KDE likelihood on a log grid around Silverman's rule
+        (:func:`mvlib.kernels.cv_bandwidth`). Ignored for ``kernel="delta"``. A list gives one
+        value per view (``symmetric=True`` needs them equal: one feature space).
+    rank : None or int ≥ 1, default None
+        ``None``: exact path (full Cholesky of the Gram matrix, Algorithm 1) when the basis
+        has at most 1000 points (m ≤ 500 with ``symmetric=True``, m ≤ 1000 otherwise),
+        otherwise the low-rank path with rank 300. An int: the low-rank path with at most
+        ``rank`` incomplete-Cholesky pivots (:func:`mvlib.kernels.kernel_basis`).
+    random_state : None, int or numpy.random.Generator
+        Power-method starts, bandwidth subsample.
+    kernel : {"rbf", "delta"}, default "rbf"
+        ``"delta"``: :func:`mvlib.delta_kernel` for discrete (e.g. integer-coded) views; the
+        algorithm is then the discrete spectral method on one-hot vectors (Example 1) and
+        :meth:`conditional_density` returns probabilities of the observed values (0 for
+        values never seen in fitting). Always exact (pivoted Cholesky stops at the number of
+        distinct values).
+    symmetric : bool, default True
+        ``True``: the three views share one conditional law :math:`p(x|h)` (Song et al. §5);
+        Φ and Ψ stack views 1 and 2 (2m points) and :func:`mvlib.kernels.kernel_spectral_decomposition`
+        runs Algorithm 1. ``False``: views with different conditional laws (and possibly
+        different dimensions and bandwidths): one kernel basis per view, views 1 and 2
+        symmetrised to view 3 (Appendix 9) in those coordinates by
+        :class:`mvlib.MultiViewMixture` (``method="tensor"``).
+    n_restarts : int, default 20
+        Random starts of the tensor power method per component.
+
+    Attributes
+    ----------
+    weights_ : array (n_components,)
+        Mixing weights :math:`\hat\pi_h=\hat\lambda_h^{-2}`, clipped to ≥ 0, summing to 1.
+    bandwidth_ : list of 3 floats (the bandwidths used per view; NaN for the delta kernel)
+    centres_ : list of 3 arrays (r_v, d_v); coef_ : list of 3 arrays (r_v, n_components)
+        :math:`\hat p_v(x\mid h)=\sum_c \mathrm{coef}_{ch}\,\kappa(c, x)` before clipping.
+    n_features_in_ : list of 3 ints; rank_ : list of 3 ints (basis sizes); exact_ : bool.
+
+    Methods: ``fit(views)``; ``conditional_density(x, view=0)`` → (n_points, n_components);
+    ``predict_proba(views)``, ``predict(views)`` (MAP component
+    :math:`\arg\max_h\hat\pi_h\prod_v\hat p_v(x_v|h)`) and ``score(views)`` (average
+    log-likelihood, densities floored at 1e-300), all on lists of three views whose
+    one-dimensional entries may be 1-d arrays.
+
+    Densities: :math:`\hat p(x|h)=\langle\phi(x),\hat\mu_{X|h}\rangle` is a signed
+    combination of kernels; its coefficients are scaled to sum to 1 (with the normalised RBF
+    kernel the estimate then integrates to 1, with the delta kernel it sums to 1 over the
+    observed values) and :meth:`conditional_density` clips negative values to 0 (no further
+    renormalisation: the clipped mass is small where the fit is good).
+
+    Cost, m samples, basis size r (2m or m exact, ≤ rank low-rank): O(r m d + r² m + r³)
+    for the features and whitening, O(m k³) for the tensor, memory O(m r).
+    """
+
+    def __init__(self, n_components, bandwidth="cv", rank=None, random_state=None, *,
+                 kernel="rbf", symmetric=True, n_restarts=20):
+        self.n_components = n_components
+        self.bandwidth = bandwidth
+        self.rank = rank
+        self.random_state = random_state
+        self.kernel = kernel
+        self.symmetric = symmetric
+        self.n_restarts = n_restarts
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self):
+        k = check_positive_int(self.n_components, "n_components")
+        if not isinstance(self.kernel, str) or self.kernel not in _KERNELS:
+            raise ValueError(f"kernel must be one of {_KERNELS}, got {self.kernel!r}")
+        if self.rank is not None:
+            check_positive_int(self.rank, "rank")
+        if not isinstance(self.symmetric, (bool, np.bool_)):
+            raise TypeError(f"symmetric must be a bool, got {type(self.symmetric).__name__}")
+        check_positive_int(self.n_restarts, "n_restarts")
+        bw = self.bandwidth
+        if isinstance(bw, str):
+            if bw != "cv":
+                raise ValueError(f"bandwidth must be 'cv', a positive float or a list of 3, got {bw!r}")
+            bws = ["cv"] * 3
+        elif isinstance(bw, (list, tuple, np.ndarray)):
+            if len(bw) != 3:
+                raise ValueError(f"bandwidth must hold one value per view (3), got {len(bw)}")
+            bws = [b if isinstance(b, str) and b == "cv" else _check_bandwidth(b) for b in bw]
+        else:
+            bws = [_check_bandwidth(bw)] * 3
+        return k, bws, check_random_state(self.random_state)
+
+    def _views(self, views, min_rows):
+        if isinstance(views, (list, tuple)):
+            views = [np.asarray(X)[:, None] if (X is not None and not isinstance(X, (str, bytes))
+                                                and np.ndim(X) == 1) else X for X in views]
+        return check_views(views, n_views=3, min_rows=min_rows, allow_sparse=False)
+
+    # ------------------------------------------------------------------ fit
+    def _kernel_fn(self, s):
+        if self.kernel == "delta":
+            return delta_kernel
+        return functools.partial(rbf_kernel, bandwidth=s)
+
+    def _basis(self, X, kern):
+        """(centres, L, exact) for the points X."""
+        if self.kernel == "delta":  # one pivot per distinct value: exact, O(n · n_values) memory
+            n_values = np.unique(X, axis=0).shape[0]
+            return (*kernel_basis(X, kern, rank=n_values, tol=0.0), True)
+        exact = self.rank is None and X.shape[0] <= EXACT_MAX_POINTS
+        rank = None if exact else (DEFAULT_RANK if self.rank is None else self.rank)
+        return (*kernel_basis(X, kern, rank=rank), exact)
+
+    def fit(self, views, y=None):
+        """Fit to ``views = [X1, X2, X3]`` (each (m, d_v), or (m,) for one dimension); returns ``self``."""
+        k, bws, rng = self._check_params()
+        Xs = self._views(views, min_rows=2)
+        d = [X.shape[1] for X in Xs]
+        if self.symmetric and len(set(d)) != 1:
+            raise ValueError(f"symmetric=True needs views of one dimension, got X1, X2, X3 with {d} columns")
+        if self.symmetric and len({str(b) for b in bws}) != 1:
+            raise ValueError(f"symmetric=True uses one bandwidth for the three views, got bandwidth={self.bandwidth!r}")
+        if self.symmetric:
+            pooled = np.concatenate(Xs, axis=0)
+            s = np.nan if self.kernel == "delta" else (
+                cv_bandwidth(pooled, rng) if bws[0] == "cv" else bws[0])
+            kern = self._kernel_fn(s)
+            C, L, exact = self._basis(np.concatenate(Xs[:2], axis=0), kern)
+            Fs = [kernel_features(X, C, L, kern) for X in Xs]
+            out = kernel_spectral_decomposition(*Fs, k, random_state=rng, n_restarts=self.n_restarts)
+            coef = sla.solve_triangular(L, out["embeddings"], lower=True, trans="T")
+            coefs, centres, bandwidths = [coef] * 3, [C] * 3, [float(s)] * 3
+            raw_weights = out["weights"]
+        else:
+            bandwidths = [np.nan if self.kernel == "delta" else (cv_bandwidth(X, rng) if b == "cv" else b)
+                          for X, b in zip(Xs, bws)]
+            bases = [self._basis(X, self._kernel_fn(s)) for X, s in zip(Xs, bandwidths)]
+            Fs = [kernel_features(X, C, L, self._kernel_fn(s)) for X, (C, L, _), s in zip(Xs, bases, bandwidths)]
+            mv = MultiViewMixture(k, method="tensor", random_state=rng).fit(Fs)
+            coefs = [sla.solve_triangular(L, M.T, lower=True, trans="T") for (C, L, _), M in zip(bases, mv.means_)]
+            centres = [C for C, _, _ in bases]
+            exact = all(e for _, _, e in bases)
+            raw_weights = mv.weights_
+        self.weights_ = _clip_weights(raw_weights)
+        self.coef_ = [self._normalise(c) for c in coefs]
+        self.centres_ = centres
+        self.bandwidth_ = [float(b) for b in bandwidths]
+        self.rank_ = [c.shape[0] for c in centres]
+        self.exact_ = bool(exact)
+        self.n_features_in_ = d
+        return self
+
+    @staticmethod
+    def _normalise(coef):
+        total = coef.sum(axis=0)
+        bad = ~(np.abs(total) > 1e-12)
+        if np.any(bad):
+            raise RuntimeError("an estimated embedding has zero total mass; estimation failed")
+        return coef / total
+
+    # ------------------------------------------------------------------ inference
+    def conditional_density(self, x, view=0):
+        r"""Estimated :math:`\hat p_v(x\mid h)=\max(\langle\phi(x),\hat\mu_{X_v|h}\rangle,0)`, (n_points, n_components).
+
+        See :doc:`/chapters/07_kernel_embeddings`. ``x`` (n_points, d_v) or (n_points,) for a
+        one-dimensional view; ``view`` in 0, 1, 2 (all equal when ``symmetric``). Cost
+        O(n_points r d).
+        """
+        v = self._check_view_index(view)
+        x = self._check_points(x, v)
+        K = self._kernel_fn(self.bandwidth_[v])(x, self.centres_[v])
+        return np.maximum(K @ self.coef_[v], 0.0)
+
+    # predict_proba, predict (MAP component) and score (average log-likelihood) come from
+    # the product-mixture inference shared with the baselines: log π_h + Σ_v log p̂_v(x_v|h).
+
+    def _log_joint(self, views):
+        # 1-d views are one-dimensional samples, as in fit
+        return super()._log_joint(self._views(views, min_rows=1))

@@ -1,0 +1,541 @@
+r"""Kernels, blockwise Gram matrices and low-rank Gram factors.
+
+The kernel spectral algorithm of Song, Anandkumar, Dai & Xie (2014) embeds each
+view in a reproducing kernel Hilbert space. This module holds the kernels
+
+* the normalised Gaussian RBF kernel
+  :math:`\kappa(x,x')=\exp(-\|x-x'\|^2/2s^2)/(\sqrt{2\pi}s)^d` — a probability density in
+  :math:`x` for every :math:`x'`, so that :math:`\langle\phi(x),\hat\mu_{X|h}\rangle` is a
+  kernel density estimate (seed 000, §4 and Remark 3);
+* the delta kernel :math:`\delta(x,x')=[x=x']`, whose feature map is the one-hot encoding
+  of a discrete variable (seed 000, Example 1);
+
+their Gram matrices computed block by block (memory bounded by the block size), and
+low-rank factors :math:`K\approx GG^\top` (pivoted incomplete Cholesky, Nyström) that let
+m reach the tens of thousands without an m×m array; orthonormal feature coordinates on
+those factors (:func:`kernel_basis`, :func:`kernel_features`); steps 2–8 of Algorithm 1 on
+such coordinates (:func:`kernel_spectral_decomposition`); bandwidth selection by
+leave-one-out likelihood (:func:`cv_bandwidth`); and the weighted density error of the
+paper's experiments (:func:`weighted_density_error`). The estimator lives in
+:mod:`mvlib.estimators.kernel` (:class:`mvlib.KernelSpectral`).
+
+See :doc:`/chapters/07_kernel_embeddings`.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg as sla
+
+from ._validation import check_array, check_positive_int, check_random_state
+
+__all__ = ["rbf_kernel", "delta_kernel", "incomplete_cholesky", "nystrom_factor"]
+
+#: entries of one Gram block (rows × columns) computed at once: 2**22 floats = 32 MiB
+_BLOCK_ENTRIES = 2 ** 22
+#: Nyström drops landmark eigenvalues below this fraction of the largest (they only add noise)
+_NYSTROM_RTOL = 1e-10
+
+
+def _as_points(X, name):
+    """1-d arrays are n points in one dimension; returns a float (n, d) array."""
+    if X is not None and not isinstance(X, (str, bytes)):
+        arr = np.asarray(X)
+        if arr.ndim == 1 and arr.dtype != object:
+            X = arr[:, None]
+    return check_array(X, name, ndim=2)
+
+
+def _check_bandwidth(bandwidth, name="bandwidth") -> float:
+    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a positive float, got {type(bandwidth).__name__}")
+    b = float(bandwidth)
+    if not (np.isfinite(b) and b > 0):
+        raise ValueError(f"{name} must be positive and finite, got {bandwidth!r}")
+    return b
+
+
+def _pair(X, Y):
+    X = _as_points(X, "X")
+    Y = X if Y is None else _as_points(Y, "Y")
+    if Y.shape[1] != X.shape[1]:
+        raise ValueError(f"Y has {Y.shape[1]} columns but X has {X.shape[1]}")
+    return X, Y
+
+
+def _row_blocks(n_rows, n_cols):
+    step = max(1, _BLOCK_ENTRIES // max(n_cols, 1))
+    for s in range(0, n_rows, step):
+        yield slice(s, min(s + step, n_rows))
+
+
+def rbf_kernel(X, Y=None, bandwidth=1.0, normalize=True):
+    r"""Gram matrix of the (normalised) Gaussian RBF kernel, shape (n_X, n_Y).
+
+    See :doc:`/chapters/07_kernel_embeddings` for the role of the kernel.
+
+    .. math:: \kappa(x,x')=\frac{\exp\bigl(-\|x-x'\|^2/(2s^2)\bigr)}{(\sqrt{2\pi}\,s)^d}
+
+    (Song et al. 2014, §8: with the normalising constant, :math:`\kappa(\cdot,x')` is the
+    density of :math:`N(x', s^2 I_d)`, so embeddings evaluate to kernel density estimates).
+    ``normalize=False`` drops the constant :math:`(\sqrt{2\pi}s)^{-d}`.
+
+    Parameters
+    ----------
+    X : array (n_X, d) or (n_X,) (one-dimensional points)
+    Y : array (n_Y, d) or (n_Y,), optional; default ``X``
+    bandwidth : float > 0
+        The bandwidth s.
+    normalize : bool, default True
+
+    Returns
+    -------
+    ndarray (n_X, n_Y)
+
+    Squared distances come from :math:`\|x\|^2+\|y\|^2-2x^\top y` clipped at 0, computed in
+    row blocks of at most 2²² entries, so the temporary memory beyond the output is bounded.
+    Cost O(n_X n_Y d).
+    """
+    s = _check_bandwidth(bandwidth)
+    X, Y = _pair(X, Y)
+    d = X.shape[1]
+    const = (np.sqrt(2.0 * np.pi) * s) ** (-d) if normalize else 1.0
+    nx, ny = X.shape[0], Y.shape[0]
+    out = np.empty((nx, ny))
+    yy = np.einsum("ij,ij->i", Y, Y)
+    xx = np.einsum("ij,ij->i", X, X)
+    scale = -0.5 / (s * s)
+    for rows in _row_blocks(nx, ny):
+        sq = X[rows] @ Y.T
+        sq *= -2.0
+        sq += xx[rows, None]
+        sq += yy[None, :]
+        np.maximum(sq, 0.0, out=sq)
+        sq *= scale
+        np.exp(sq, out=out[rows])
+    if const != 1.0:
+        out *= const
+    return out
+
+
+def delta_kernel(X, Y=None):
+    r"""Gram matrix of the delta kernel :math:`\delta(x,x')=[x=x']`, shape (n_X, n_Y).
+
+    See :doc:`/chapters/07_kernel_embeddings`: with this kernel the feature map of a discrete
+    variable is its one-hot vector, and the kernel spectral algorithm reduces to the discrete
+    spectral method (Song et al. 2014, Example 1).
+
+    Parameters
+    ----------
+    X : array (n_X, d) or (n_X,)
+    Y : array (n_Y, d) or (n_Y,), optional; default ``X``
+
+    Returns
+    -------
+    float ndarray (n_X, n_Y) of 0/1: entry (i, j) is 1 when row i of X equals row j of Y
+    exactly. Rows are mapped to integer codes once (``numpy.unique``), then compared in
+    row blocks. Cost O((n_X + n_Y) d log(n_X + n_Y) + n_X n_Y).
+    """
+    X, Y = _pair(X, Y)
+    both = np.concatenate([X, Y], axis=0)
+    _, codes = np.unique(both, axis=0, return_inverse=True)
+    codes = codes.ravel()
+    cx, cy = codes[: X.shape[0]], codes[X.shape[0]:]
+    out = np.empty((X.shape[0], Y.shape[0]))
+    for rows in _row_blocks(X.shape[0], Y.shape[0]):
+        out[rows] = cx[rows, None] == cy[None, :]
+    return out
+
+
+def _kernel_diagonal(X, kernel, chunk=128):
+    """diag K(X, X) from small diagonal blocks (no n×n array)."""
+    n = X.shape[0]
+    diag = np.empty(n)
+    for s in range(0, n, chunk):
+        blk = np.asarray(kernel(X[s:s + chunk], X[s:s + chunk]), float)
+        diag[s:s + chunk] = np.diag(blk)
+    return diag
+
+
+def incomplete_cholesky(X, kernel, rank, tol=1e-10, *, return_pivots=False):
+    r"""Pivoted incomplete Cholesky factor G (n, r) with :math:`K\approx GG^\top`.
+
+    See :doc:`/chapters/07_kernel_embeddings` (low-rank path of the kernel spectral algorithm).
+
+    Greedy pivoting (Fine & Scheinberg 2001; Bach & Jordan 2002): at step j the point with
+    the largest residual diagonal :math:`K_{ii}-\sum_{l<j}G_{il}^2` becomes the pivot, one
+    column :math:`K_{:,p}` is evaluated, and
+    :math:`G_{:,j}=(K_{:,p}-G G_{p,:}^\top)/\sqrt{\text{residual}_p}`. The trace of the
+    residual :math:`K-GG^\top` equals the sum of the residual diagonal and is what ``tol``
+    bounds.
+
+    Parameters
+    ----------
+    X : array (n, d) or (n,)
+    kernel : callable ``(A, B) -> (len A, len B) Gram block``,
+        e.g. ``functools.partial(rbf_kernel, bandwidth=0.5)``.
+    rank : int ≥ 1
+        Maximal number of columns r (capped at n).
+    tol : float ≥ 0
+        Stop early once the largest residual diagonal falls below ``tol`` times the trace of K.
+    return_pivots : bool
+        Also return the pivot indices ``P`` (r',). ``G[P]`` is lower triangular with
+        :math:`G_PG_P^\top=K_{PP}`, so :math:`GG^\top=K_{:P}K_{PP}^{-1}K_{P:}` (the Nyström
+        approximation on the pivots) and a new point has the coordinates
+        :math:`g(x)=G_P^{-1}K_{P,x}` (see :func:`mvlib.kernels.kernel_features`).
+
+    Returns
+    -------
+    G : ndarray (n, r'), r' ≤ rank (fewer when the residual is already below the tolerance).
+    P : int ndarray (r',), only with ``return_pivots=True``.
+
+    Cost O(n r² + n r d) time (r kernel columns), O(n r) memory; the n×n Gram matrix is
+    never formed.
+    """
+    X = _as_points(X, "X")
+    rank = check_positive_int(rank, "rank")
+    if not callable(kernel):
+        raise TypeError(f"kernel must be a callable (A, B) -> Gram block, got {type(kernel).__name__}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0:
+        raise ValueError(f"tol must be a non-negative float, got {tol!r}")
+    n = X.shape[0]
+    r = min(rank, n)
+    resid = _kernel_diagonal(X, kernel).copy()
+    total = float(resid.sum())
+    G = np.zeros((n, r))
+    pivots = np.zeros(r, dtype=int)
+    used = 0
+    for j in range(r):
+        p = int(np.argmax(resid))
+        pivots[j] = p
+        if resid[p] <= max(tol * total, 0.0) or resid[p] <= 0:
+            break
+        col = np.asarray(kernel(X, X[p:p + 1]), float).ravel()
+        col -= G[:, :j] @ G[p, :j]
+        G[:, j] = col / np.sqrt(resid[p])
+        resid -= G[:, j] ** 2
+        resid[p] = 0.0
+        np.maximum(resid, 0.0, out=resid)
+        used = j + 1
+    return (G[:, :used], pivots[:used]) if return_pivots else G[:, :used]
+
+
+def nystrom_factor(X, kernel, rank, random_state=None):
+    r"""Nyström factor G (n, r) with :math:`K\approx GG^\top = K_{:,I}K_{I,I}^{+}K_{I,:}`.
+
+    See :doc:`/chapters/07_kernel_embeddings` (low-rank path of the kernel spectral algorithm).
+
+    r landmarks I are drawn uniformly without replacement (Williams & Seeger 2001);
+    :math:`G=K_{:,I}U\Lambda^{-1/2}` from the eigendecomposition
+    :math:`K_{I,I}=U\Lambda U^\top`, dropping eigenvalues below :math:`10^{-10}\lambda_{\max}`.
+
+    Parameters
+    ----------
+    X : array (n, d) or (n,)
+    kernel : callable ``(A, B) -> Gram block``
+    rank : int ≥ 1, number of landmarks (capped at n)
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray (n, r'), r' ≤ rank. Cost O(n r d + n r² + r³) time, O(n r) memory.
+    """
+    X = _as_points(X, "X")
+    rank = check_positive_int(rank, "rank")
+    if not callable(kernel):
+        raise TypeError(f"kernel must be a callable (A, B) -> Gram block, got {type(kernel).__name__}")
+    rng = check_random_state(random_state)
+    n = X.shape[0]
+    r = min(rank, n)
+    idx = np.sort(rng.choice(n, size=r, replace=False))
+    C = np.asarray(kernel(X, X[idx]), float)
+    W = 0.5 * (C[idx] + C[idx].T)
+    evals, evecs = sla.eigh(W)
+    keep = evals > max(_NYSTROM_RTOL * max(evals.max(), 0.0), 0.0)
+    if not np.any(keep):
+        raise ValueError("the kernel matrix of the landmarks is zero: nystrom_factor cannot build a factor")
+    return C @ (evecs[:, keep] / np.sqrt(evals[keep]))
+
+
+__all__ += ["weighted_density_error"]
+
+
+def weighted_density_error(p_true, p_hat, weights, dx=1.0, *, return_permutation=False):
+    r"""Weighted density error :math:`\sum_h\pi_h\bigl(\Delta x\sum_j(p(x_j|h)-\hat p(x_j|h))^2\bigr)^{1/2}`.
+
+    See :doc:`/chapters/07_kernel_embeddings` (the error measure of Song et al. 2014, §8,
+    Figure 3), after matching the estimated components to the true ones.
+
+    Parameters
+    ----------
+    p_true : array (n_grid, k)
+        True conditional densities :math:`p(x_j\mid h)` on a uniform grid :math:`x_1..x_{n}`.
+    p_hat : array (n_grid, k)
+        Estimated densities on the same grid, components in any order.
+    weights : array (k,)
+        True mixing weights :math:`\pi_h` (non-negative).
+    dx : float > 0, default 1.0
+        Grid step :math:`\Delta x`; with the step the inner sum is a Riemann sum, so the value
+        approximates :math:`\sum_h\pi_h\|p(\cdot|h)-\hat p(\cdot|h)\|_{L^2}` and does not depend
+        on the grid size. ``dx=1`` gives the paper's plain sum over grid points.
+    return_permutation : bool
+        Also return ``perm`` with ``p_hat[:, perm]`` aligned to ``p_true``.
+
+    Returns
+    -------
+    float (and perm, int array (k,)). The matching minimises the weighted error itself
+    (Hungarian algorithm on the k×k matrix :math:`\pi_h\,\|p_h-\hat p_{h'}\|`). Cost
+    O(n_grid k² + k³).
+    """
+    from scipy.optimize import linear_sum_assignment
+    from scipy.spatial.distance import cdist
+
+    from ._validation import check_matrix
+
+    P = check_matrix(p_true, "p_true")
+    Q = check_matrix(p_hat, "p_hat", shape=P.shape)
+    w = check_array(weights, "weights", ndim=1)
+    if w.shape[0] != P.shape[1]:
+        raise ValueError(f"weights has length {w.shape[0]} but p_true has {P.shape[1]} columns")
+    if np.any(w < 0):
+        raise ValueError("weights must be non-negative")
+    dx = _check_bandwidth(dx, "dx")
+    cost = w[:, None] * cdist(P.T, Q.T) * np.sqrt(dx)
+    rows, perm = linear_sum_assignment(cost)
+    err = float(cost[rows, perm].sum())
+    return (err, perm) if return_permutation else err
+
+
+__all__ += ["kernel_cholesky", "kernel_basis", "kernel_features", "kernel_spectral_decomposition"]
+
+#: relative jitters (times the mean diagonal) tried in turn by :func:`kernel_cholesky`
+_JITTERS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6)
+
+
+def kernel_cholesky(K, *, jitters=_JITTERS):
+    r"""Lower-triangular L with :math:`LL^\top = K+\epsilon I` (Algorithm 1, step 1: :math:`K=R^\top R`, :math:`R=L^\top`).
+
+    See :doc:`/chapters/07_kernel_embeddings`.
+
+    Gram matrices of smooth kernels are numerically singular, so the jitter
+    :math:`\epsilon=j\cdot\overline{K_{ii}}` grows through ``jitters`` (relative values) until
+    the factorisation succeeds.
+
+    Parameters
+    ----------
+    K : array (n, n), symmetric positive semi-definite
+    jitters : sequence of floats ≥ 0, tried in order
+
+    Returns
+    -------
+    L : ndarray (n, n) lower triangular, and the absolute jitter ε used (float).
+
+    Raises
+    ------
+    ValueError
+        ``K`` not square, not finite, or not positive semi-definite: the Cholesky
+        factorisation fails even with the largest jitter (the message names the smallest
+        eigenvalue). Cost O(n³/3) per attempt.
+    """
+    from ._validation import check_matrix
+
+    K = check_matrix(K, "K", square=True)
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(float(np.abs(K).max()), 1e-300)):
+        raise ValueError("K must be symmetric (a Gram matrix); its Cholesky factorisation is undefined")
+    scale = float(np.mean(np.diag(K)))
+    if not scale > 0:
+        raise ValueError(f"K must have a positive diagonal (a Gram matrix), mean diagonal is {scale:.3g}")
+    for j in jitters:
+        eps = float(j) * scale
+        try:
+            L = sla.cholesky(K + eps * np.eye(K.shape[0]), lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            continue
+        return L, eps
+    lam_min = float(sla.eigvalsh(K, subset_by_index=[0, 0])[0])
+    raise ValueError(
+        f"the Cholesky factorisation K = R^T R failed even with jitter {max(jitters):.0e} x mean diagonal: "
+        f"K is not positive semi-definite (smallest eigenvalue {lam_min:.3e}); check the kernel and its bandwidth"
+    )
+
+
+def kernel_basis(X, kernel, rank=None, *, tol=1e-12):
+    r"""Centres and a triangular factor giving orthonormal coordinates of :math:`\phi(x)`.
+
+    See :doc:`/chapters/07_kernel_embeddings` (exact and low-rank paths).
+
+    Returns ``(C, L)`` with centres :math:`C` (r, d) and lower-triangular :math:`L` (r, r),
+    :math:`LL^\top\approx K_{CC}`, such that :math:`g(x)=L^{-1}K_{C,x}\in\mathbb R^r`
+    (:func:`kernel_features`) satisfies :math:`g(x)^\top g(y)=\langle P\phi(x),P\phi(y)\rangle`
+    with P the orthogonal projection onto :math:`\mathrm{span}\{\phi(c)\}`.
+
+    * ``rank=None`` — exact path: all n points are centres and L comes from
+      :func:`kernel_cholesky` of the full Gram matrix (with jitter), i.e. the
+      :math:`R^\top` of Algorithm 1 of Song et al. (2014). Cost O(n²d + n³/3), memory O(n²).
+    * ``rank=r`` — low-rank path: the pivots of :func:`incomplete_cholesky` are the centres
+      and L its rows at the pivots (stops earlier when the residual trace is below ``tol``).
+      Cost O(n r² + n r d), memory O(n r); the n×n Gram matrix is never formed.
+
+    Parameters
+    ----------
+    X : array (n, d) or (n,)
+    kernel : callable (A, B) -> Gram block
+    rank : None or int ≥ 1
+    tol : float ≥ 0, early stop of the incomplete Cholesky
+
+    Returns
+    -------
+    C : ndarray (r, d); L : ndarray (r, r) lower triangular.
+    """
+    X = _as_points(X, "X")
+    if rank is None:
+        L, _ = kernel_cholesky(np.asarray(kernel(X, X), float))
+        return X, L
+    G, piv = incomplete_cholesky(X, kernel, rank, tol=tol, return_pivots=True)
+    return X[piv], np.tril(G[piv])
+
+
+def kernel_features(x, centres, L, kernel, *, chunk=4096):
+    r"""Coordinates :math:`g(x)=L^{-1}K_{C,x}` of the points x, shape (n_x, r).
+
+    See :doc:`/chapters/07_kernel_embeddings` and :func:`kernel_basis`. For the exact
+    path these are the columns of :math:`R^{-\top}K_{:x}` of Algorithm 1 (for a data point
+    :math:`x_i`, row i of L). Computed ``chunk`` points at a time: cost O(n_x r (d + r)),
+    memory O(chunk · r).
+    """
+    x = _as_points(x, "x")
+    if x.shape[1] != centres.shape[1]:
+        raise ValueError(f"x has {x.shape[1]} columns but the kernel basis has {centres.shape[1]}")
+    out = np.empty((x.shape[0], L.shape[0]))
+    for s in range(0, x.shape[0], chunk):
+        Kc = np.asarray(kernel(centres, x[s:s + chunk]), float)
+        out[s:s + chunk] = sla.solve_triangular(L, Kc, lower=True, check_finite=False).T
+    return out
+
+
+def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None, n_restarts=20,
+                                  n_iterations=100):
+    r"""Steps 2–8 of the kernel spectral algorithm on feature coordinates (views with one conditional law).
+
+    See :doc:`/chapters/07_kernel_embeddings` (Song et al. 2014, §5.2, Algorithm 1).
+
+    With orthonormal coordinates :math:`F_v` (m, r) of the features :math:`\phi(x_v^i)` (from
+    :func:`kernel_features`; for the exact path :math:`F=R^\top`), the empirical
+    second-order embedding :math:`\hat C_{X_1X_2}=\frac1{2m}\Phi\Psi^\top` has the coordinates
+
+    .. math:: C=\tfrac1{2m}(F_1^\top F_2+F_2^\top F_1),\qquad
+              CC^\top=\tfrac1{4m^2}RLR^\top ,
+
+    so the eigenvectors :math:`\tilde\beta` of Algorithm 1 step 2 are those of C and
+    :math:`\hat\sigma` its eigenvalues. The whitening :math:`W=\tilde\beta\hat S^{-1/2}`
+    (:func:`mvlib.whitening_matrix` of C: the k algebraically largest eigenvalues, which are
+    the k largest :math:`|\hat\sigma|` whenever the population C — positive semi-definite — is
+    resolved) gives :math:`\xi(x)=W^\top g(x)=\hat S^{-1/2}\beta^\top K_{:x}`; then
+
+    .. math:: \hat T=\frac1{3m}\sum_i\otimes[\xi(x_1^i),\xi(x_2^i),\xi(x_3^i)]
+
+    (:func:`mvlib.symmetrize3`, accumulated in chunks, never larger than k×k×k besides the
+    m×k features), :func:`mvlib.tensor_power_method`, and
+    :math:`\mu_{X|h}=(W^\top)^+\hat v_h\hat\lambda_h` (:func:`mvlib.dewhiten`; the coordinates
+    of :math:`A=\beta\hat S^{1/2}\hat M\operatorname{diag}(\hat\lambda)`),
+    :math:`\hat\pi_h=\hat\lambda_h^{-2}`.
+
+    Parameters
+    ----------
+    F1, F2, F3 : arrays (m, r), coordinates of the three views in one basis
+    n_components : int k ≤ r
+    random_state : None, int or Generator (power-method starts)
+    n_restarts, n_iterations : int, passed to :func:`mvlib.tensor_power_method`
+
+    Returns
+    -------
+    dict with ``weights`` (k,) (raw :math:`\hat\lambda^{-2}`, not normalised), ``embeddings``
+    (r, k) coordinates of :math:`\hat\mu_{X|h}`, ``eigenvalues`` :math:`\hat\lambda` (k,),
+    ``whitening`` W (r, k), ``sigma`` (k,) and the tensor ``T`` (k, k, k).
+    Cost O(m r² + r³ + m k³ + restarts · k⁴), memory O(m r + r² + k³).
+    """
+    from ._validation import check_views
+    from .power import tensor_power_method
+    from .tensors import symmetrize3
+    from .whitening import dewhiten, whitening_matrix
+
+    F1, F2, F3 = check_views([F1, F2, F3], names=["F1", "F2", "F3"], allow_sparse=False)
+    if not (F1.shape[1] == F2.shape[1] == F3.shape[1]):
+        raise ValueError(f"F1, F2, F3 must share their columns (one basis), got {F1.shape[1]}, "
+                         f"{F2.shape[1]}, {F3.shape[1]}")
+    m = F1.shape[0]
+    k = check_positive_int(n_components, "n_components")
+    if k > F1.shape[1]:
+        raise ValueError(f"n_components={k} exceeds the dimension {F1.shape[1]} of the kernel features")
+    P = F1.T @ F2
+    C = (P + P.T) / (2.0 * m)
+    try:
+        W, sigma = whitening_matrix(C, k, return_eigenvalues=True)
+    except ValueError as exc:
+        raise ValueError(f"n_components={k} exceeds the rank of the second-order embedding C_X1X2 "
+                         f"(Condition 3.1; {exc})") from None
+    xi = [F @ W for F in (F1, F2, F3)]
+    T = symmetrize3(*xi) / 3.0
+    cp = tensor_power_method(T, k, n_restarts=n_restarts, n_iterations=n_iterations,
+                             random_state=random_state)
+    lam, V = np.asarray(cp.weights, float), np.asarray(cp.factors[0], float)
+    if np.any(lam <= 0):
+        raise RuntimeError(
+            "the tensor power method found a non-positive eigenvalue: the whitened third-order "
+            "embedding is not close to orthogonally decomposable (too few samples, a bandwidth "
+            "far from the data scale, or n_components too large)"
+        )
+    return {"weights": lam ** -2.0, "embeddings": dewhiten(W, V, lam), "eigenvalues": lam,
+            "whitening": W, "sigma": sigma, "T": T}
+
+
+__all__ += ["loo_kde_loglik", "cv_bandwidth"]
+
+#: bandwidth grid of the cross-validation: Silverman's rule times these factors
+CV_FACTORS = 2.0 ** np.arange(-3.0, 1.01, 0.5)
+#: points used by the leave-one-out likelihood of the bandwidth search
+CV_MAX_POINTS = 1500
+#: densities below this floor count as this floor in logarithms
+_TINY = 1e-300
+
+
+def loo_kde_loglik(X, bandwidths):
+    r"""Leave-one-out log-likelihood of a Gaussian kernel density estimate, one per bandwidth.
+
+    See :doc:`/chapters/07_kernel_embeddings` (bandwidth selection of :class:`mvlib.KernelSpectral`).
+
+    :math:`\frac1n\sum_i\log\frac1{n-1}\sum_{j\ne i}\kappa_s(x_i,x_j)` with the normalised RBF
+    kernel :func:`mvlib.rbf_kernel`. X (n, d); bandwidths (b,) → array (b,). Cost O(b n² d).
+    """
+    X = _as_points(X, "X")
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("X needs at least 2 rows for a leave-one-out likelihood")
+    out = []
+    for s in np.atleast_1d(np.asarray(bandwidths, float)):
+        K = rbf_kernel(X, X, bandwidth=float(s))
+        np.fill_diagonal(K, 0.0)
+        dens = K.sum(axis=1) / (n - 1)
+        out.append(float(np.mean(np.log(np.maximum(dens, _TINY)))))
+    return np.array(out)
+
+
+def cv_bandwidth(X, random_state=None):
+    r"""Bandwidth maximising the leave-one-out KDE likelihood on a log grid around Silverman's rule.
+
+    See :doc:`/chapters/07_kernel_embeddings`. The grid is Silverman's bandwidth
+    (:func:`mvlib.silverman_bandwidth`) times :math:`2^{-3},2^{-2.5},\dots,2^{1}`; the likelihood
+    is :func:`loo_kde_loglik` on at most 1500 rows drawn without replacement (all rows when
+    fewer). Song et al. (2014, §8) choose the bandwidth by cross-validated likelihood of the
+    fitted model; the KDE likelihood of the pooled view is a cheap stand-in (one kernel
+    matrix per grid point, no refits). Returns a float > 0. Cost O(9 · 1500² d).
+    """
+    from .baselines import silverman_bandwidth  # local import: baselines imports the estimators
+
+    X = _as_points(X, "X")
+    rng = check_random_state(random_state)
+    if X.shape[0] > CV_MAX_POINTS:
+        X = X[np.sort(rng.choice(X.shape[0], CV_MAX_POINTS, replace=False))]
+    grid = silverman_bandwidth(X) * CV_FACTORS
+    return float(grid[int(np.argmax(loo_kde_loglik(X, grid)))])

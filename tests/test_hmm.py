@@ -1,0 +1,267 @@
+"""Tests of mvlib.hmm and mvlib.SpectralHMM (chapter 6)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import mvlib
+from mvlib import hmm
+from mvlib.estimators.hmm import hmm_from_moments
+
+TRANSMAT = np.array([[0.8, 0.1, 0.1], [0.15, 0.7, 0.15], [0.05, 0.15, 0.8]])
+
+
+def params(seed=0, k=3, d=8):
+    rng = np.random.default_rng(seed)
+    O = rng.dirichlet(np.full(d, 0.4), size=k).T
+    T = TRANSMAT.T if k == 3 else rng.dirichlet(np.ones(k), size=k).T * 0.5 + 0.5 * np.eye(k)
+    pi = rng.dirichlet(np.ones(k))
+    return pi, T, O
+
+
+def matched_errors(O, T, est):
+    perm, _ = mvlib.match_columns(O, est.emissionprob_.T)
+    return (np.abs(est.emissionprob_[perm] - O.T).max(),
+            np.abs(est.transmat_[np.ix_(perm, perm)] - T.T).max(), perm)
+
+
+@pytest.fixture(scope="module")
+def large_sample():
+    pi, T, O = params(1)
+    X, lengths, H = hmm.sample_hmm(pi, T, O, 20000, 20, random_state=3)
+    return pi, T, O, X, lengths, H
+
+
+# ------------------------------------------------------------------ population identities
+@pytest.mark.parametrize("k", [2, 3, 4, 5])
+def test_proposition_4_2_matches_chain_sum(k):
+    pi, T, O = params(k, k=k, d=k + 3)
+    w, (M1, M2, M3) = hmm.hmm_three_view(pi, T, O)
+    P12, P13, P23, P123 = hmm.hmm_window_moments(pi, T, O)
+    assert np.allclose(np.einsum("j,aj,bj,cj->abc", w, M1, M2, M3), P123, atol=1e-14)
+    assert np.allclose(M1.sum(0), 1) and np.allclose(M3.sum(0), 1)
+    assert np.allclose(P12, M1 @ np.diag(w) @ M2.T)
+    assert np.isclose(P123.sum(), 1.0)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_recovery_from_population_moments(k):
+    pi, T, O = params(10 + k, k=k, d=k + 4)
+    Oe, Te = hmm_from_moments(*hmm.hmm_window_moments(pi, T, O), k, random_state=0)
+    perm, _ = mvlib.match_columns(O, Oe)
+    assert np.abs(Oe[:, perm] - O).max() < 1e-9
+    assert np.abs(Te[np.ix_(perm, perm)] - T).max() < 1e-9
+
+
+def test_project_simplex():
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(6, 40))
+    P = hmm.project_simplex(V)
+    assert np.all(P >= 0) and np.allclose(P.sum(0), 1)
+    # optimality: no random simplex point is closer
+    for j in range(5):
+        Q = rng.dirichlet(np.ones(6), size=200).T
+        assert np.linalg.norm(V[:, [j]] - Q, axis=0).min() >= np.linalg.norm(V[:, j] - P[:, j]) - 1e-12
+    q = rng.dirichlet(np.ones(6))
+    assert np.allclose(hmm.project_simplex(q), q)
+    assert np.allclose(hmm.project_simplex(V.T, axis=1), P.T)
+
+
+def test_stationary_distribution():
+    _, T, _ = params(0)
+    s = hmm.stationary_distribution(T)
+    assert np.allclose(T @ s, s) and np.isclose(s.sum(), 1)
+
+
+# ------------------------------------------------------------------ windows
+def test_window_counts_respect_boundaries():
+    X = np.array([0, 1, 2, 0, 1, 2, 1])[:, None]
+    C = hmm.window_counts(X, [3, 4], n_symbols=3)
+    assert C.sum() == 1 + 2
+    assert C[0, 1, 2] == 2 and C[1, 2, 1] == 1 and C[1, 2, 0] == 0 and C[2, 0, 1] == 0 and C[0, 1, 1] == 0
+    # against a loop over windows
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 9, size=50)
+    X = rng.integers(0, 4, size=(lengths.sum(), 1))
+    C = hmm.window_counts(X, lengths)
+    ref = np.zeros((4, 4, 4), int)
+    s = 0
+    for L in lengths:
+        for t in range(s, s + L - 2):
+            ref[X[t, 0], X[t + 1, 0], X[t + 2, 0]] += 1
+        s += L
+    assert np.array_equal(C, ref)
+
+
+def test_empirical_window_law_converges(large_sample):
+    pi, T, O, X, lengths, _ = large_sample
+    C = hmm.window_counts(X, lengths)
+    # pooled windows: the first state follows the average law over window starts
+    L = int(lengths[0])
+    pi_bar = np.mean([np.linalg.matrix_power(T, t) @ pi for t in range(L - 2)], axis=0)
+    P123 = hmm.hmm_window_moments(pi_bar, T, O)[3]
+    assert np.abs(C / C.sum() - P123).max() < 0.003
+
+
+# ------------------------------------------------------------------ estimator
+def test_spectral_hmm_large_sample(large_sample):
+    pi, T, O, X, lengths, H = large_sample
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)
+    e_O, e_T, perm = matched_errors(O, T, est)
+    assert e_O < 0.03 and e_T < 0.05
+    assert est.emissionprob_.shape == (3, 8) and est.transmat_.shape == (3, 3)
+    assert np.allclose(est.transmat_.sum(1), 1) and np.allclose(est.emissionprob_.sum(1), 1)
+    assert np.all(est.emissionprob_ >= 0) and np.all(est.transmat_ >= 0)
+    assert np.abs(est.startprob_[perm] - pi).max() < 0.05
+    # forward algorithm and Viterbi agree with hmmlearn at the same parameters
+    sub, Ls = X[:2000], lengths[:100]
+    ref = est.to_hmmlearn(smoothing=0.0)
+    assert np.isclose(est.score(sub, Ls), ref.score(sub, Ls), rtol=1e-10)
+    assert np.array_equal(est.predict(sub, Ls), ref.predict(sub, Ls))
+    assert np.mean(est.predict(sub, Ls) == perm[H[:2000]]) > 0.6
+
+
+def test_forward_matches_brute_force():
+    pi, T, O = params(2, k=2, d=3)
+    X = np.array([[0], [2], [1], [1], [0], [2], [2]])
+    ll = hmm.forward_log_likelihood(X, [4, 3], pi, T, O)
+    import itertools
+    for (s, L), val in zip([(0, 4), (4, 3)], ll):
+        tot = 0.0
+        for path in itertools.product(range(2), repeat=L):
+            p = pi[path[0]] * O[X[s, 0], path[0]]
+            for t in range(1, L):
+                p *= T[path[t], path[t - 1]] * O[X[s + t, 0], path[t]]
+            tot += p
+        assert np.isclose(val, np.log(tot))
+
+
+def test_reproducible(large_sample):
+    *_, X, lengths, _ = large_sample
+    X, lengths = X[:100000], lengths[:5000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = mvlib.SpectralHMM(3, random_state=7).fit(X, lengths)
+        b = mvlib.SpectralHMM(3, random_state=7).fit(X, lengths)
+        c = mvlib.SpectralHMM(3, random_state=np.random.default_rng(7)).fit(X, lengths)
+    for attr in ("emissionprob_", "transmat_", "startprob_"):
+        assert np.array_equal(getattr(a, attr), getattr(b, attr))
+        assert np.array_equal(getattr(a, attr), getattr(c, attr))
+
+
+def test_simplex_projection_warns():
+    pi, T, O = params(4)
+    X, lengths, _ = hmm.sample_hmm(pi, T, O, 300, 20, random_state=0)
+    with pytest.warns(RuntimeWarning, match="projected back; the largest change"):
+        est = mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)
+    assert max(est.projection_.values()) > 0
+
+
+def test_to_hmmlearn_polishes():
+    pi, T, O = params(5)
+    X, lengths, _ = hmm.sample_hmm(pi, T, O, 400, 30, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)
+    m = est.to_hmmlearn(n_iter=5)
+    assert m.init_params == ""
+    before = m.score(X, lengths)
+    m.fit(X, lengths)
+    assert m.score(X, lengths) >= before
+
+
+# ------------------------------------------------------------------ bad input
+def test_sequences_shorter_than_three():
+    X = np.zeros((7, 1), int)
+    X[::2] = 1
+    with pytest.raises(ValueError, match="sequence 1 has length 2; windows of three"):
+        mvlib.SpectralHMM(2).fit(X, [5, 2])
+
+
+def test_symbols_outside_declared_range():
+    X = np.array([[0], [1], [5], [2]])
+    with pytest.raises(ValueError, match="outside the declared range 0..3"):
+        mvlib.SpectralHMM(2, n_symbols=4).fit(X)
+    with pytest.raises(ValueError, match="non-negative"):
+        mvlib.SpectralHMM(2).fit(np.array([[0], [-1], [1], [2]]))
+    with pytest.raises(ValueError, match="integer symbols"):
+        mvlib.SpectralHMM(2).fit(np.array([[0.5], [1], [1], [2]]))
+
+
+def test_lengths_must_sum_to_n_samples():
+    X = np.arange(10)[:, None] % 3
+    with pytest.raises(ValueError, match="lengths sum to 9 but X has 10 rows"):
+        mvlib.SpectralHMM(2).fit(X, [4, 5])
+    with pytest.raises(ValueError, match="positive"):
+        mvlib.SpectralHMM(2).fit(X, [11, -1])
+
+
+@pytest.mark.parametrize("X, exc", [(None, TypeError), (["a", "b", "c"], TypeError),
+                                    (np.zeros(5), ValueError), (np.zeros((5, 2)), ValueError),
+                                    (np.array([[0.0], [np.nan], [1.0]]), ValueError)])
+def test_bad_X(X, exc):
+    with pytest.raises(exc):
+        mvlib.SpectralHMM(2).fit(X)
+
+
+def test_bad_hyper_parameters():
+    X = np.arange(30)[:, None] % 4
+    with pytest.raises(ValueError, match="n_states"):
+        mvlib.SpectralHMM(0).fit(X)
+    with pytest.raises(TypeError, match="n_states"):
+        mvlib.SpectralHMM(2.0).fit(X)
+    with pytest.raises(ValueError, match="exceeds n_symbols"):
+        mvlib.SpectralHMM(5).fit(X)
+    with pytest.raises(TypeError, match="random_state"):
+        mvlib.SpectralHMM(2, random_state="x").fit(X)
+    with pytest.raises(ValueError, match="startprob"):
+        mvlib.SpectralHMM(2, startprob="x").fit(X)
+    with pytest.raises(ValueError, match="not fitted"):
+        mvlib.SpectralHMM(2).score(X)
+
+
+def test_rank_deficient_refused():
+    # a symbol sequence with only 2 distinct symbols cannot identify 3 states
+    X = (np.arange(300) % 2)[:, None]
+    with pytest.raises(ValueError, match="Condition 3.1"):
+        mvlib.SpectralHMM(3, n_symbols=4).fit(X)
+
+
+def test_input_not_modified(large_sample):
+    *_, X, lengths, _ = large_sample
+    Xs, Ls = X[:3000].copy(), lengths[:150].copy()
+    X0, L0 = Xs.copy(), Ls.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mvlib.SpectralHMM(3, random_state=0).fit(Xs, Ls)
+    assert np.array_equal(Xs, X0) and np.array_equal(Ls, L0)
+
+
+def test_tensor_route_falls_back_when_noisy():
+    # 250 short sequences of a hard model: the power method finds a non-positive eigenvalue
+    pi, T, O = params(0)
+    O = np.random.default_rng(0).dirichlet(np.full(8, 0.4), 3).T
+    fell_back = 0
+    for seed in range(6):
+        X, lengths, _ = hmm.sample_hmm(np.full(3, 1 / 3), TRANSMAT.T, O, 250, 50, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = mvlib.SpectralHMM(3, random_state=0, method="tensor").fit(X, lengths)
+        if est.method_used_ == "observable":
+            fell_back += 1
+            assert any("fell back to Algorithm B" in str(w.message) for w in caught)
+        assert np.allclose(est.transmat_.sum(1), 1)
+    assert fell_back >= 1
+
+
+def test_methods_agree_on_large_sample(large_sample):
+    pi, T, O, X, lengths, _ = large_sample
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = mvlib.SpectralHMM(3, random_state=0, method="tensor").fit(X, lengths)
+    e_O, e_T, _ = matched_errors(O, T, a)
+    assert e_O < 0.03 and e_T < 0.06 and a.method_used_ == "tensor"
+    with pytest.raises(ValueError, match="method"):
+        mvlib.SpectralHMM(3, method="em").fit(X, lengths)
