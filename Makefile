@@ -2,6 +2,7 @@
 #   make book   environment + pinned installs + execute every chapter + HTML in _build/html
 #   make test   make book, then pytest (tests/) and nbval strict over chapters/*.ipynb
 #   make clean  remove build outputs and caches (keeps .venv); make distclean also removes .venv
+#   make record NB=chapters/NN_name.ipynb   re-record a chapter's outputs (NB=all: every chapter)
 #   make lock   rewrite requirements.lock from the current .venv (after adding a dependency)
 
 SHELL := /bin/bash
@@ -21,6 +22,15 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Kernels must pick matplotlib's inline backend, or figures vanish from the book.
 unexport MPLBACKEND
+# nbval compares recorded outputs digit by digit, so every x86-64 machine must round alike:
+# OpenBLAS picks its kernels by CPU (Haswell/AVX2 vs SkylakeX/AVX-512 vs Zen) and NumPy
+# dispatches AVX-512 loops (sorts, reductions) where it can; both change the last bits of
+# results and the order of ties. Pin OpenBLAS to its AVX2 kernels and switch NumPy's AVX-512
+# loops off (the names are those NumPy 2.4 dispatches). Kernels started by Jupyter inherit these.
+ifeq ($(shell uname -m),x86_64)
+export OPENBLAS_CORETYPE := Haswell
+export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
+endif
 
 PYTEST_ARGS := tests chapters \
 	--nbval --nbval-current-env \
@@ -29,7 +39,7 @@ PYTEST_ARGS := tests chapters \
 	-p no:cacheprovider \
 	-o "norecursedirs=.* _build $(VENV) bench mvlib *.egg-info __pycache__"
 
-.PHONY: book test clean distclean lock env browser
+.PHONY: book test clean distclean lock env browser record
 
 env: $(STAMP)
 
@@ -57,6 +67,12 @@ browser:
 
 test: book browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Re-record a chapter's outputs with a clean top-to-bottom run in the pinned environment:
+#   make record NB=chapters/06_hidden_markov.ipynb   (NB=all: every chapter)
+record: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make record NB=chapters/NN_name.ipynb (or NB=all)"; exit 2; }
+	$(BIN)/jupyter execute --inplace --timeout=600 $(if $(filter all,$(NB)),chapters/*.ipynb,$(NB))
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^mvlib[= @]' > requirements.lock

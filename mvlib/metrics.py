@@ -14,7 +14,7 @@ from scipy.spatial.distance import cdist
 
 from ._validation import check_matrix
 
-__all__ = ["match_columns", "column_errors", "matched_error"]
+__all__ = ["match_columns", "column_errors", "matched_error", "error_text"]
 
 
 def match_columns(true, estimate, *, sign_invariant: bool = False):
@@ -72,3 +72,29 @@ def matched_error(true, estimate, *, sign_invariant: bool = False, relative: boo
     Used throughout the book, first in :doc:`/chapters/02_whitening_power`.
     """
     return float(np.max(column_errors(true, estimate, sign_invariant=sign_invariant, relative=relative)))
+
+
+def error_text(value, floor: float = 1e-12) -> str:
+    r"""Text for a measured numerical error that prints the same on every machine.
+
+    Used by the chapters (first in :doc:`/chapters/02_whitening_power`) to print the size of
+    an error that an ``assert`` has already checked. Errors at the level of rounding
+    (1e-16 .. 1e-13) differ in their leading digit between CPUs and BLAS builds, and the
+    book's outputs are compared digit by digit, so values below ``floor`` print as
+    ``"< floor"``; larger values print with two significant digits as ``"= 1.2e-05"``.
+
+    Parameters
+    ----------
+    value : float ≥ 0 (an absolute or relative error)
+    floor : float > 0, default 1e-12
+
+    Returns
+    -------
+    str, e.g. ``"< 1e-12"`` or ``"= 3.4e-07"``. Cost O(1).
+    """
+    value, floor = float(value), float(floor)
+    if not floor > 0:
+        raise ValueError(f"floor={floor!r} must be positive")
+    if np.isnan(value):
+        raise ValueError("value is NaN")
+    return f"< {floor:.0e}" if value < floor else f"= {value:.1e}"

@@ -226,14 +226,17 @@ class LatentTreeEmbedding(_Estimator):
         ranks = _check_ranks(self.ranks, d - 1)
         if self.kernel == "delta":
             return ranks, None
-        bw = _check_bandwidth(self.bandwidth)
+        bw = self.bandwidth
         if isinstance(bw, str):
+            if bw != "silverman":
+                raise ValueError(f"bandwidth must be 'silverman', a positive float or one per variable, got {bw!r}")
             bw = [silverman_bandwidth(V) for V in views]
         elif isinstance(bw, (list, tuple, np.ndarray)):
             if len(bw) != d:
                 raise ValueError(f"bandwidth must hold one value per variable ({d}), got {len(bw)}")
+            bw = [_check_bandwidth(b, f"bandwidth[{j}]") for j, b in enumerate(bw)]
         else:
-            bw = [bw] * d
+            bw = [_check_bandwidth(bw)] * d
         return ranks, np.asarray(bw, dtype=float)
 
     def _gram(self, j, A, B):

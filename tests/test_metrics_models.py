@@ -69,3 +69,15 @@ def test_symbolic_expectation_gives_pairs_factorisation():
     assert array_equal(trip, cp_array(w, Ms))
     V = sp.Matrix([[1, 2], [0, 1]])
     assert array_equal(sym_multilinear(cp_array(w, Ms), V, V, V), cp_array(w, [V.T * M for M in Ms]))
+
+
+def test_error_text_hides_rounding_digits_only():
+    from mvlib.metrics import error_text
+
+    assert error_text(3e-16) == "< 1e-12" and error_text(7e-13) == "< 1e-12"
+    assert error_text(2.345e-7) == "= 2.3e-07"
+    assert error_text(5e-9, floor=1e-8) == "< 1e-08"
+    with pytest.raises(ValueError, match="floor"):
+        error_text(1.0, floor=0)
+    with pytest.raises(ValueError, match="NaN"):
+        error_text(float("nan"))

@@ -275,7 +275,7 @@ class SpectralHMM(_Estimator):
         ``random_state``, ``params`` ...) go to ``CategoricalHMM``.
 
         ``smoothing`` s ∈ [0, 1): every distribution p is replaced by
-        :math:`(1-s)p+s/	ext{size}`. Projection onto the simplex leaves exact zeros, and
+        :math:`(1-s)p+s/\text{size}`. Projection onto the simplex leaves exact zeros, and
         Baum–Welch can never move a zero probability away from zero (a state whose every
         emission of the observed symbols is zero gets no posterior mass, and hmmlearn's
         normalisation then yields NaN); the default 1e-3 avoids both at a negligible change.

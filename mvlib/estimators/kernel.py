@@ -80,9 +80,15 @@ class KernelSpectral(_ProductMixture):
     weights_ : array (n_components,)
         Mixing weights :math:`\hat\pi_h=\hat\lambda_h^{-2}`, clipped to ≥ 0, summing to 1.
     bandwidth_ : list of 3 floats (the bandwidths used per view; NaN for the delta kernel)
-    centres_ : list of 3 arrays (r_v, d_v); coef_ : list of 3 arrays (r_v, n_components)
+    centres_ : list of 3 arrays (r_v, d_v)
+        Basis points c of each view's density estimate.
+    coef_ : list of 3 arrays (r_v, n_components)
         :math:`\hat p_v(x\mid h)=\sum_c \mathrm{coef}_{ch}\,\kappa(c, x)` before clipping.
-    n_features_in_ : list of 3 ints; rank_ : list of 3 ints (basis sizes); exact_ : bool.
+    n_features_in_ : list of 3 ints
+    rank_ : list of 3 ints
+        Basis sizes r_v.
+    exact_ : bool
+        Whether the exact path (full Cholesky) was used.
 
     Methods: ``fit(views)``; ``conditional_density(x, view=0)`` → (n_points, n_components);
     ``predict_proba(views)``, ``predict(views)`` (MAP component
