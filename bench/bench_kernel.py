@@ -119,9 +119,9 @@ def main():
     views, _ = sample_views(400, 0)
     exact = mvlib.KernelSpectral(3, bandwidth=0.4, random_state=0).fit(views)
     low = mvlib.KernelSpectral(3, bandwidth=0.4, rank=800, random_state=0).fit(views)
-    low_small = mvlib.KernelSpectral(3, bandwidth=0.4, rank=150, random_state=0).fit(views)
+    low_small = mvlib.KernelSpectral(3, bandwidth=0.4, rank=30, random_state=0).fit(views)
     p_exact = exact.conditional_density(GRID[:, None])
-    for name, est in (("low-rank, rank 800", low), ("low-rank, rank 150", low_small)):
+    for name, est in (("low-rank, rank 800", low), ("low-rank, rank 30", low_small)):
         p = est.conditional_density(GRID[:, None])
         perm = mvlib.match_columns(p_exact, p)[0]
         gap = np.abs(p[:, perm] - p_exact).max() / p_exact.max()

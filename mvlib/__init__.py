@@ -1,10 +1,14 @@
 """mvlib: spectral and tensor method-of-moments estimators for multi-view latent variable models.
 
-The core (this release): tensor algebra on tensorly (:mod:`mvlib.tensors`),
-empirical and whitened moments (:mod:`mvlib.moments`), whitening
-(:mod:`mvlib.whitening`), the robust tensor power method (:mod:`mvlib.power`),
-matched error metrics (:mod:`mvlib.metrics`), generative models with exact
-population moments (:mod:`mvlib.models`) and sympy helpers (:mod:`mvlib.symbolic`).
+The core: tensor algebra on tensorly (:mod:`mvlib.tensors`), empirical and whitened
+moments (:mod:`mvlib.moments`), whitening (:mod:`mvlib.whitening`), the robust tensor
+power method (:mod:`mvlib.power`), observable operators (:mod:`mvlib.observable`),
+matched error metrics (:mod:`mvlib.metrics`), generative models with exact population
+moments (:mod:`mvlib.models`) and sympy helpers (:mod:`mvlib.symbolic`). On top of it:
+topic models, three-view mixtures, spherical Gaussian mixtures and HMMs
+(:mod:`mvlib.estimators`, :mod:`mvlib.hmm`), kernel embeddings (:mod:`mvlib.kernels`),
+latent trees (:mod:`mvlib.tree`), overcomplete models (:mod:`mvlib.overcomplete`) and
+the baselines no library provides (:mod:`mvlib.baselines`).
 """
 from . import metrics, models, moments, power, symbolic, tensors, whitening
 from ._progress import progress

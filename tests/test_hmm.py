@@ -265,3 +265,67 @@ def test_methods_agree_on_large_sample(large_sample):
     assert e_O < 0.03 and e_T < 0.06 and a.method_used_ == "tensor"
     with pytest.raises(ValueError, match="method"):
         mvlib.SpectralHMM(3, method="em").fit(X, lengths)
+
+
+# ------------------------------------------------------------------ window-likelihood refinement
+def test_refinement_gradient_and_value():
+    from scipy.optimize import check_grad
+    from scipy.special import softmax
+
+    rng = np.random.default_rng(20)
+    k, d = 3, 5
+    C = rng.integers(0, 40, (d, d, d)).astype(float)
+    z = rng.standard_normal(k * d + k * k + k)
+    f = lambda z: hmm._window_law_and_grad(z, C, k, d, C.sum())[0]  # noqa: E731
+    g = lambda z: hmm._window_law_and_grad(z, C, k, d, C.sum())[1]  # noqa: E731
+    assert check_grad(f, g, z) < 1e-5 * np.linalg.norm(g(z))
+    O = softmax(z[:k * d].reshape(k, d), axis=1).T
+    T = softmax(z[k * d:k * d + k * k].reshape(k, k), axis=1).T
+    pi = softmax(z[-k:])
+    P = hmm.hmm_window_moments(pi, T, O)[3]                   # the chain sum
+    assert abs(f(z) + np.sum(C * np.log(P)) / C.sum()) < 1e-12
+
+
+def test_refinement_fixed_point_at_the_truth():
+    # with the exact window law as "counts", the truth maximises the composite likelihood
+    pi, T, O = params(2)
+    P = hmm.hmm_window_moments(pi, T, O)[3]
+    pi_r, T_r, O_r, info = hmm.refine_window_likelihood(1e6 * P, pi, T, O, floor=1e-9)
+    assert info["objective"] <= info["objective_start"] + 1e-12
+    assert np.abs(T_r - T).max() < 1e-4 and np.abs(O_r - O).max() < 1e-4
+
+
+def test_refinement_improves_the_hard_case():
+    # emission columns close to each other (sigma_k(O) = 0.125): T from the moments alone
+    # inherits O's error amplified; the refinement brings it down
+    rng = np.random.default_rng(0)
+    O = rng.dirichlet(np.full(8, 0.4), 3).T
+    T = TRANSMAT.T
+    X, lengths, _ = hmm.sample_hmm(np.full(3, 1 / 3), T, O, 20000, 50, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        plain = mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)
+        refined = mvlib.SpectralHMM(3, random_state=0, refine=True).fit(X, lengths)
+    eO0, eT0, _ = matched_errors(O, T, plain)
+    eO1, eT1, _ = matched_errors(O, T, refined)
+    assert eT1 < 0.5 * eT0 and eT1 < 0.03 and eO1 < 0.02
+    info = refined.refinement_
+    assert info["converged"] and info["objective"] < info["objective_start"]
+    assert plain.refinement_ is None
+    np.testing.assert_allclose(refined.transmat_.sum(axis=1), 1.0)
+    np.testing.assert_allclose(refined.emissionprob_.sum(axis=1), 1.0)
+
+
+def test_refinement_bad_input():
+    X = (np.arange(600) % 101)[:, None]
+    with pytest.raises(ValueError, match="n_symbols=101 exceeds 100"):
+        mvlib.SpectralHMM(2, refine=True).fit(X)
+    with pytest.raises(TypeError, match="refine must be a bool"):
+        mvlib.SpectralHMM(2, refine="yes").fit(X[:, :] % 4)
+    pi, T, O = params(3)
+    with pytest.raises(ValueError, match="floor"):
+        hmm.refine_window_likelihood(np.ones((8, 8, 8)), pi, T, O, floor=0.5)
+    with pytest.raises(ValueError, match="rows but C has"):
+        hmm.refine_window_likelihood(np.ones((7, 7, 7)), pi, T, O)
+    with pytest.raises(ValueError, match="non-negative"):
+        hmm.refine_window_likelihood(-np.ones((8, 8, 8)), pi, T, O)

@@ -15,10 +15,13 @@ import scipy.linalg as sla
 
 from .._validation import check_positive_int, check_random_state
 from ..hmm import (
+    REFINE_MAX_SYMBOLS,
     check_symbol_sequences,
     forward_log_likelihood,
     project_simplex,
+    refine_window_likelihood,
     stationary_distribution,
+    window_counts,
     viterbi,
     window_views,
 )
@@ -135,6 +138,12 @@ class SpectralHMM(_Estimator):
         ``"stationary"`` (one long sequence says almost nothing about its start).
     min_gap, max_retries : keyword-only
         Eigenvalue-separation options of :func:`mvlib.algorithm_b` (``method="observable"``).
+    refine : bool, keyword-only, default False
+        After the moment estimate, maximise the composite likelihood of the window counts
+        started there (:func:`mvlib.hmm.refine_window_likelihood`): O(d³k) per iteration,
+        independent of the number of sequences; needs n_symbols ≤ 100 (it forms the
+        d×d×d counts). In the chapter's experiments it roughly halves the errors of
+        :math:`\hat T` and :math:`\hat O`.
 
     Attributes
     ----------
@@ -151,6 +160,9 @@ class SpectralHMM(_Estimator):
         moves above 1e-9.
     n_retries_ : int
         Redraws of Θ needed by Algorithm B (0 for ``method="tensor"``).
+    refinement_ : dict or None
+        ``refine=True``: iterations, objective before/after (average negative
+        log-likelihood per window) and convergence of the refinement; else None.
     method_used_ : str
         ``"tensor"`` or ``"observable"``: the tensor route falls back to Algorithm B, with a
         ``RuntimeWarning``, when the symmetrised second moment has fewer than k positive
@@ -164,7 +176,7 @@ class SpectralHMM(_Estimator):
     """
 
     def __init__(self, n_states, random_state=None, *, method="observable", n_symbols=None,
-                 startprob="auto", min_gap=0.02, max_retries=20):
+                 startprob="auto", min_gap=0.02, max_retries=20, refine=False):
         self.n_states = n_states
         self.random_state = random_state
         self.method = method
@@ -172,6 +184,7 @@ class SpectralHMM(_Estimator):
         self.startprob = startprob
         self.min_gap = min_gap
         self.max_retries = max_retries
+        self.refine = refine
 
     def fit(self, X, lengths=None):
         """Estimate the parameters from symbol sequences ``X`` (n_samples, 1); returns ``self``.
@@ -185,8 +198,13 @@ class SpectralHMM(_Estimator):
             raise ValueError(f"method must be 'tensor' or 'observable', got {self.method!r}")
         if self.startprob not in ("auto", "first", "stationary"):
             raise ValueError(f"startprob must be 'auto', 'first' or 'stationary', got {self.startprob!r}")
+        if not isinstance(self.refine, (bool, np.bool_)):
+            raise TypeError(f"refine must be a bool, got {type(self.refine).__name__}")
         rng = check_random_state(self.random_state)
         x, lengths, d = check_symbol_sequences(X, lengths, self.n_symbols, min_length=3)
+        if self.refine and d > REFINE_MAX_SYMBOLS:
+            raise ValueError(f"refine=True forms the d×d×d window counts; n_symbols={d} exceeds "
+                             f"{REFINE_MAX_SYMBOLS}")
         if k > d:
             raise ValueError(f"n_states={k} exceeds n_symbols={d}: O would not have rank n_states (Condition 3.1)")
         (X1, X2, X3), _ = window_views(x[:, None], lengths, d)
@@ -221,6 +239,11 @@ class SpectralHMM(_Estimator):
         mean2 = np.asarray(X2.mean(axis=0)).ravel()
         w, *_ = sla.lstsq(O, mean2)
         self.weights_ = project_simplex(w)
+        self.refinement_ = None
+        if self.refine:   # start the window-law refinement at π̄ ≈ w (equal when stationary)
+            C = window_counts(x[:, None], lengths, d)
+            pi_bar, T, O, self.refinement_ = refine_window_likelihood(C, self.weights_, T, O)
+            self.weights_ = T @ pi_bar
         mode = self.startprob
         if mode == "auto":
             mode = "first" if lengths.size >= 50 else "stationary"
