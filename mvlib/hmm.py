@@ -445,7 +445,9 @@ def refine_window_likelihood(C, pi, T, O, *, max_iter: int = 1000, tol: float = 
     Returns
     -------
     ``(pi, T, O, info)`` with ``info = {"n_iter", "objective_start", "objective",
-    "converged"}``; the objective is the average negative log-likelihood per window.
+    "converged"}``; the objective is the average negative log-likelihood per window. A
+    ``RuntimeWarning`` says when L-BFGS stops without converging (typical of data far from
+    a k-state HMM); the result is then the last iterate, still in the simplex.
     """
     from scipy.optimize import minimize
 
@@ -485,4 +487,10 @@ def refine_window_likelihood(C, pi, T, O, *, max_iter: int = 1000, tol: float = 
     pi_r = softmax(z[k * d + k * k:])
     info = {"n_iter": int(res.nit), "objective_start": float(start), "objective": float(res.fun),
             "converged": bool(res.success)}
+    if not res.success:
+        import warnings
+        warnings.warn(f"the window-likelihood refinement stopped without converging after "
+                      f"{res.nit} iterations ({res.message}); the objective fell from {start:.6g} to "
+                      f"{res.fun:.6g} per window (raise max_iter, or check that an HMM with "
+                      f"{k} states fits the data)", RuntimeWarning, stacklevel=3)
     return pi_r, T_r, O_r, info

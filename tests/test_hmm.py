@@ -329,3 +329,13 @@ def test_refinement_bad_input():
         hmm.refine_window_likelihood(np.ones((7, 7, 7)), pi, T, O)
     with pytest.raises(ValueError, match="non-negative"):
         hmm.refine_window_likelihood(-np.ones((8, 8, 8)), pi, T, O)
+
+
+def test_refinement_warns_when_it_stops_early():
+    pi, T, O = params(4)
+    X, lengths, _ = hmm.sample_hmm(pi, T, O, 300, 20, random_state=5)
+    C = hmm.window_counts(X, lengths, 8)
+    with pytest.warns(RuntimeWarning, match="stopped without converging after 2 iterations"):
+        *_, info = hmm.refine_window_likelihood(C, np.full(3, 1 / 3), np.full((3, 3), 1 / 3) + 0.1 * np.eye(3) - 0.1 / 3,
+                                                O, max_iter=2)
+    assert not info["converged"] and info["n_iter"] == 2
