@@ -34,10 +34,13 @@ projection onto the probability simplex.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.special import logsumexp
+from scipy.optimize import minimize
+from scipy.special import logsumexp, softmax
 
 from ._validation import check_array, check_positive_int, check_random_state
 
@@ -389,12 +392,15 @@ def viterbi(X, lengths, pi, T, O):
 REFINE_MAX_SYMBOLS = 100
 
 
+def _unpack_logits(z, k, d):
+    """Logits z (rows of O^T, rows of T^T, π) -> (O (d, k), T (k, k), π (k,)) on the simplex."""
+    a, b, c = z[:k * d].reshape(k, d), z[k * d:k * d + k * k].reshape(k, k), z[k * d + k * k:]
+    return softmax(a, axis=1).T, softmax(b, axis=1).T, softmax(c)
+
+
 def _window_law_and_grad(z, C, k, d, n):
     """Negative composite log-likelihood of the window counts and its gradient in the logits."""
-    from scipy.special import softmax
-
-    a, b, c = z[:k * d].reshape(k, d), z[k * d:k * d + k * k].reshape(k, k), z[k * d + k * k:]
-    O, T, pi = softmax(a, axis=1).T, softmax(b, axis=1).T, softmax(c)   # (d,k), (k,k), (k,)
+    O, T, pi = _unpack_logits(z, k, d)
     A = O * pi                                   # O diag(π)
     M1 = A @ T.T                                 # Σ_i O_ai π_i T_ji  (w_j (M1)_aj of Prop. 4.2)
     M3 = O @ T                                   # (OT)_cj
@@ -449,8 +455,6 @@ def refine_window_likelihood(C, pi, T, O, *, max_iter: int = 1000, tol: float = 
     ``RuntimeWarning`` says when L-BFGS stops without converging (typical of data far from
     a k-state HMM); the result is then the last iterate, still in the simplex.
     """
-    from scipy.optimize import minimize
-
     C = check_array(C, "C", ndim=3)
     d = C.shape[0]
     if C.shape != (d, d, d):
@@ -480,15 +484,10 @@ def refine_window_likelihood(C, pi, T, O, *, max_iter: int = 1000, tol: float = 
     start = _window_law_and_grad(z0, C, k, d, n)[0]
     res = minimize(_window_law_and_grad, z0, args=(C, k, d, n), jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-9})
-    from scipy.special import softmax
-    z = res.x
-    O_r = softmax(z[:k * d].reshape(k, d), axis=1).T
-    T_r = softmax(z[k * d:k * d + k * k].reshape(k, k), axis=1).T
-    pi_r = softmax(z[k * d + k * k:])
+    O_r, T_r, pi_r = _unpack_logits(res.x, k, d)
     info = {"n_iter": int(res.nit), "objective_start": float(start), "objective": float(res.fun),
             "converged": bool(res.success)}
     if not res.success:
-        import warnings
         warnings.warn(f"the window-likelihood refinement stopped without converging after "
                       f"{res.nit} iterations ({res.message}); the objective fell from {start:.6g} to "
                       f"{res.fun:.6g} per window (raise max_iter, or check that an HMM with "
