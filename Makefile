@@ -39,7 +39,7 @@ PYTEST_ARGS := tests chapters \
 	-p no:cacheprovider \
 	-o "norecursedirs=.* _build $(VENV) bench mvlib *.egg-info __pycache__"
 
-.PHONY: book test clean distclean lock env browser record
+.PHONY: book test clean distclean lock env browser record page
 
 env: $(STAMP)
 
@@ -73,6 +73,20 @@ test: book browser
 record: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make record NB=chapters/NN_name.ipynb (or NB=all)"; exit 2; }
 	$(BIN)/jupyter execute --inplace --timeout=600 $(if $(filter all,$(NB)),chapters/*.ipynb,$(NB))
+
+# Build the whole book but execute only one chapter (the others keep their recorded outputs):
+#   make page NB=chapters/03_topic_models.ipynb   -> _build/page-03_topic_models/_build/html
+# A quick -W check of one chapter's rendering while writing it; `make book` remains the real build.
+page: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make page NB=chapters/NN_name.ipynb"; exit 2; }
+	$(eval PAGE := $(basename $(notdir $(NB))))
+	mkdir -p _build/page-$(PAGE)
+	$(BIN)/python -c "import sys, yaml; c = yaml.safe_load(open('_config.yml')); \
+	others = [p for p in __import__('glob').glob('chapters/*.ipynb') if p != '$(NB)']; \
+	c['execute']['exclude_patterns'] = others; c['exclude_patterns'] = c.get('exclude_patterns', []) + ['_build']; \
+	yaml.safe_dump(c, open('_build/page-$(PAGE)/_config.yml', 'w'), sort_keys=False)"
+	$(BIN)/jupyter-book build . -W --keep-going --config _build/page-$(PAGE)/_config.yml --path-output _build/page-$(PAGE)
+	@echo "HTML: $(CURDIR)/_build/page-$(PAGE)/_build/html/$(basename $(NB)).html"
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^mvlib[= @]' > requirements.lock

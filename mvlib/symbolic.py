@@ -124,3 +124,45 @@ def sym_power_update(T, theta):
 
 
 __all__ += ["array_equal_rational", "sym_power_update"]
+
+
+def isserlis(idx) -> sp.Expr:
+    r""":math:`\E[z_{a_1}\cdots z_{a_r}]` for :math:`z\sim N(0, I)` (Isserlis' theorem).
+
+    ``idx`` is a tuple of (symbolic or integer) indices; the result is the sum over
+    all pairings of the indices of products of Kronecker deltas
+    (Isserlis 1918): zero for odd r, :math:`\delta_{ij}` for r = 2.
+    Cost: (r-1)!! terms.
+    """
+    idx = tuple(idx)
+    if len(idx) == 0:
+        return sp.Integer(1)
+    if len(idx) % 2:
+        return sp.Integer(0)
+    first, rest = idx[0], idx[1:]
+    return sp.Add(*[sp.KroneckerDelta(first, rest[p]) * isserlis(rest[:p] + rest[p + 1:])
+                    for p in range(len(rest))])
+
+
+def gaussian_expectation(expr, z) -> sp.Expr:
+    r""":math:`\E[\text{expr}]` for a polynomial in the coordinates ``z[a]`` of :math:`z\sim N(0,I)`.
+
+    ``z`` is the :class:`sympy.IndexedBase` whose entries are the standard normal
+    coordinates; every other symbol is a constant. Each monomial is expanded and its
+    product of ``z`` factors replaced by :func:`isserlis`. Indices may be symbolic
+    (a formula for any dimension) or integers.
+    """
+    total = sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(expr)):
+        idx, coeff = [], sp.Integer(1)
+        for factor in sp.Mul.make_args(term):
+            base, power = factor.as_base_exp()
+            if isinstance(base, sp.Indexed) and base.base == z:
+                idx += [base.indices[0]] * int(power)
+            else:
+                coeff *= factor
+        total += coeff * isserlis(tuple(idx))
+    return sp.expand(total)
+
+
+__all__ += ["isserlis", "gaussian_expectation"]

@@ -5,3 +5,6 @@ __all__ = ["MultiViewMixtureModel", "random_multiview_model"]
 from .topic import SingleTopicModel, random_topic_model
 
 __all__ += ["SingleTopicModel", "random_topic_model"]
+from .cubature import gaussian_cubature
+
+__all__ += ["gaussian_cubature"]
