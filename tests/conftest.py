@@ -14,3 +14,9 @@ def random_odeco(k, rng, low=1.0, high=3.0):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+# tests/claims.py (the claims checker) is imported by tests/test_claims.py.
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
