@@ -1,29 +1,37 @@
 r"""Mixtures of spherical Gaussians by the method of moments (Hsu & Kakade 2013).
 
-Model: :math:`x=\mu_h+\sigma_h z`, :math:`h\sim w`, :math:`z\sim N(0,I_d)`, with k < d and
-linearly independent means. Theorem 2 of Hsu & Kakade (2013): let
-:math:`\bar\sigma^2` be the smallest eigenvalue of :math:`\operatorname{Cov}(x)` (of
-multiplicity d − k; it equals :math:`\sum_h w_h\sigma_h^2`) and u a unit eigenvector of it;
-then
+Model: :math:`x=\mu_h+\sigma_h z`, :math:`h\sim w`, :math:`z\sim N(0,I_d)`, with k ≤ d and
+linearly independent means. Theorem 2 of Hsu & Kakade (2013): the smallest eigenvalue
+of :math:`\operatorname{Cov}(x)` equals :math:`\bar\sigma^2=\sum_h w_h\sigma_h^2` and has
+multiplicity at least d − k + 1 (the centred means :math:`\mu_h-\bar\mu` span at most
+k − 1 dimensions); for *any* unit eigenvector u of it
 
 .. math::
    \tilde m &= E[x\,(u^\top(x-E x))^2] = \sum_h w_h\sigma_h^2\mu_h,\\
-   M_2 &= E[xx^\top]-\bar\sigma^2 I = \sum_h w_h\mu_h\mu_h^\top,\\
-   M_3 &= E[x\otimes x\otimes x]-\sum_{i=1}^d(\tilde m\otimes e_i\otimes e_i
+   \mathcal M_2 &= E[xx^\top]-\bar\sigma^2 I = \sum_h w_h\mu_h\mu_h^\top,\\
+   \mathcal M_3 &= E[x\otimes x\otimes x]-\sum_{i=1}^d(\tilde m\otimes e_i\otimes e_i
          +e_i\otimes\tilde m\otimes e_i+e_i\otimes e_i\otimes\tilde m)
        = \sum_h w_h\mu_h^{\otimes 3}.
 
-With a common variance σ² this is :math:`\tilde m=\sigma^2E[x]` — the correction of
-Anandkumar, Ge & Janzamin (seed 004, Lemma 1) with known ζ² = σ². Whitening M2
-and applying :func:`mvlib.tensor_power_method` to :math:`M_3(W,W,W)` gives
-:math:`\mu_h=\lambda_h(W^\top)^+v_h`, :math:`w_h=\lambda_h^{-2}`; finally the per-component
-variances solve :math:`M\operatorname{diag}(w)\,\sigma^2=\tilde m` (least squares).
+From data, :func:`spherical_moments` takes :math:`\bar\sigma^2` as the *mean* of the
+d − k + 1 smallest eigenvalues of the sample covariance (the smallest one alone sits near
+the lower Marchenko–Pastur edge and is biased low) and :math:`\tilde m` as the statistic
+above averaged over the d − k + 1 corresponding eigenvectors (any of them is valid, and
+the average has a smaller variance).
 
-The whitened :math:`M_3` is computed from the data: the sample third moment through
+With a common variance σ² this is :math:`\tilde m=\sigma^2E[x]` — the correction of
+Anandkumar, Ge & Janzamin (2015, Lemma 1) with known ζ² = σ². Whitening
+:math:`\mathcal M_2` and applying :func:`mvlib.tensor_power_method` to
+:math:`\mathcal M_3(W,W,W)` gives :math:`\mu_h=\lambda_h(W^\top)^+v_h`,
+:math:`w_h=\lambda_h^{-2}`; finally the per-component variances solve
+:math:`M\operatorname{diag}(w)\,\sigma^2=\tilde m` (least squares).
+
+The whitened :math:`\mathcal M_3` is computed from the data: the sample third moment through
 :func:`mvlib.whitened_triples`, the correction in whitened coordinates, where
 :math:`\sum_i W^\top e_i\otimes W^\top e_i=W^\top W`, so the correction is
-:math:`a\otimes G+\ldots` with :math:`a=W^\top\tilde m` and :math:`G=W^\top W` (k × k):
-no d×d×d array is ever formed.
+:math:`\alpha\otimes G+\ldots` with :math:`\alpha=W^\top\tilde m` and :math:`G=W^\top W`
+(k × k), see :func:`third_order_correction`: no d×d×d array is ever formed.
+Derived and checked in :doc:`/chapters/05_gaussian_mixtures`.
 """
 from __future__ import annotations
 
@@ -38,57 +46,88 @@ from ..moments import whitened_triples
 from ..power import tensor_power_method
 from ..whitening import dewhiten, whitening_matrix
 
-__all__ = ["SpectralGMM", "spherical_moments", "whitened_third_moment"]
+__all__ = ["SpectralGMM", "spherical_moments", "third_order_correction", "whitened_third_moment"]
 
 
-def _third_order_correction(a, G):
-    r""":math:`a\otimes G + (G\text{ with } a \text{ in mode 2}) + G\otimes a`, i.e.
-    :math:`\sum_i(a\otimes g_i\otimes g_i+g_i\otimes a\otimes g_i+g_i\otimes g_i\otimes a)` for
-    :math:`G=\sum_i g_i g_i^\top`. Shape (k, k, k), cost O(k³)."""
-    return (np.einsum("p,qr->pqr", a, G) + np.einsum("q,pr->pqr", a, G)
-            + np.einsum("r,pq->pqr", a, G))
+def third_order_correction(alpha, G):
+    r"""The whitened noise correction :math:`C(\alpha,G)_{pqr}=\alpha_pG_{qr}+\alpha_qG_{pr}+\alpha_rG_{pq}`.
+
+    For :math:`G=\sum_i g_ig_i^\top` this is
+    :math:`\sum_i(\alpha\otimes g_i\otimes g_i+g_i\otimes \alpha\otimes g_i+g_i\otimes g_i\otimes \alpha)`;
+    with :math:`\alpha=W^\top\tilde m`, :math:`G=W^\top W` it equals
+    :math:`\Delta(\tilde m)(W,W,W)`, the noise term of the third moment in whitened
+    coordinates (Hsu & Kakade 2013, Theorem 2; eq. ``eq-ch5-whitened`` of
+    :doc:`/chapters/05_gaussian_mixtures`).
+
+    Parameters: ``alpha`` (k,), ``G`` (k, k) symmetric. Returns (k, k, k). Cost O(k³).
+    """
+    alpha, G = np.asarray(alpha, dtype=float), np.asarray(G, dtype=float)
+    return (np.einsum("p,qr->pqr", alpha, G) + np.einsum("q,pr->pqr", alpha, G)
+            + np.einsum("r,pq->pqr", alpha, G))
+
+
+_third_order_correction = third_order_correction  # former private name, kept for old code
 
 
 def spherical_moments(X, n_components):
     r"""First- and second-order quantities of Hsu & Kakade (2013), Theorem 2, from data.
 
-    Derived in :doc:`/chapters/05_gaussian_mixtures`.
+    Derived in :doc:`/chapters/05_gaussian_mixtures`. With the eigenvalues
+    :math:`\hat\lambda_1\le\dots\le\hat\lambda_d` and eigenvectors :math:`\hat u_a` of the
+    sample covariance and :math:`r=d-k+1` (the multiplicity of the noise eigenvalue),
+
+    .. math::
+       \bar\sigma^2=\frac1r\sum_{a=1}^r\hat\lambda_a,\qquad
+       \tilde m=\frac1r\sum_{a=1}^r\frac1n\sum_{i=1}^n x_i\,\bigl(\hat u_a^\top(x_i-\hat\mu)\bigr)^2 .
+
+    Averaging over the noise eigenspace removes the downward bias of the smallest
+    eigenvalue alone (near the Marchenko–Pastur edge
+    :math:`\bar\sigma^2(1-\sqrt{(d-k)/n})^2`) and reduces the variance of :math:`\tilde m`.
 
     Parameters
     ----------
-    X : array (n, d), d > n_components
+    X : array (n, d), d ≥ n_components
     n_components : int k
 
     Returns
     -------
     dict with ``mean`` (d,), ``sigma2_bar`` (the average variance
-    :math:`\sum_h w_h\sigma_h^2`), ``m_tilde`` (d,) :math:`=\sum_h w_h\sigma_h^2\mu_h` and
-    ``M2`` (d, d) :math:`=\sum_h w_h\mu_h\mu_h^\top`.
+    :math:`\sum_h w_h\sigma_h^2`), ``m_tilde`` (d,) :math:`=\sum_h w_h\sigma_h^2\mu_h`,
+    ``M2`` (d, d) :math:`\mathcal M_2=\sum_h w_h\mu_h\mu_h^\top` and
+    ``noise_eigenvalues`` (d − k + 1,), the smallest eigenvalues of the sample covariance.
 
-    Cost O(n d²) for the covariance, O(d³) for its eigendecomposition.
+    Cost O(n d²) for the covariance and for :math:`\tilde m`, O(d³) for the
+    eigendecomposition.
     """
     X = check_array(X, "X", ndim=2, min_rows=2)
     n, d = X.shape
+    k = check_positive_int(n_components, "n_components")
+    if k > d:
+        raise ValueError(f"n_components={k} exceeds n_features={d}: the means must be linearly "
+                         "independent, so k <= d (Hsu & Kakade 2013, Thm. 2)")
+    r = d - k + 1
     mean = X.mean(axis=0)
     Xc = X - mean
     cov = Xc.T @ Xc / n
     evals, evecs = sla.eigh(cov)
-    sigma2_bar = float(evals[0])
-    u = evecs[:, 0]
-    m_tilde = X.T @ (Xc @ u) ** 2 / n
+    noise = evals[:r]
+    sigma2_bar = float(noise.mean())
+    proj2 = ((Xc @ evecs[:, :r]) ** 2).mean(axis=1)   # (1/r) Σ_a (u_a^T (x - mean))^2
+    m_tilde = X.T @ proj2 / n
     M2 = cov + np.outer(mean, mean) - sigma2_bar * np.eye(d)
     return {"mean": mean, "sigma2_bar": sigma2_bar, "m_tilde": m_tilde, "M2": M2,
-            "noise_eigenvalues": evals[: d - n_components]}
+            "noise_eigenvalues": noise}
 
 
 def whitened_third_moment(X, W, m_tilde):
-    r"""Whitened :math:`M_3(W,W,W)` of Theorem 2 from data, (k, k, k).
+    r"""Whitened :math:`\mathcal M_3(W,W,W)` of Theorem 2 from data, (k, k, k).
 
-    ``whitened_triples(X, X, X, W, W, W)`` minus the correction
-    :math:`a\otimes G+\ldots` with :math:`a=W^\top\tilde m`, :math:`G=W^\top W`.
+    ``whitened_triples(X, X, X, W, W, W)`` minus :func:`third_order_correction`
+    with :math:`\alpha=W^\top\tilde m`, :math:`G=W^\top W`
+    (:doc:`/chapters/05_gaussian_mixtures`).
     Cost O(n d k + n k³).
     """
-    return whitened_triples(X, X, X, W, W, W) - _third_order_correction(W.T @ m_tilde, W.T @ W)
+    return whitened_triples(X, X, X, W, W, W) - third_order_correction(W.T @ m_tilde, W.T @ W)
 
 
 class SpectralGMM:
@@ -96,7 +135,7 @@ class SpectralGMM:
 
     Follows scikit-learn's ``GaussianMixture`` conventions. The moments identify the
     weights, the means and one variance per component (Hsu & Kakade 2013, Theorem 2,
-    which needs d > k and linearly independent means); ``covariances_`` holds these
+    which needs positive weights and linearly independent means, so k ≤ d); ``covariances_`` holds these
     per-component variances, as ``GaussianMixture(covariance_type="spherical")`` does.
     See :doc:`/chapters/05_gaussian_mixtures` for the derivation, the exact checks and the
     comparison with EM, and :doc:`/chapters/02_whitening_power` for the whitening and
@@ -119,6 +158,13 @@ class SpectralGMM:
 
     Cost of ``fit``: O(n d² + d³ + n d k + n k³) and the power method's
     O(k⁴ L N) — one pass over the data for each moment, no iterations over it.
+
+    Warns (``UserWarning``) when d = k: the theorem holds, but the noise eigenvalue then
+    has multiplicity one, so the data cannot show whether the smallest covariance
+    eigenvalues are equal, the model's testable prediction; d > k is the practical choice.
+    Raises ``ValueError`` when k > d, and when the k-th eigenvalue of
+    :math:`\mathcal M_2` does not stand out of the sampling noise (the rank condition
+    cannot be confirmed from these data).
     """
 
     def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
@@ -137,16 +183,22 @@ class SpectralGMM:
         rng = check_random_state(self.random_state)
         X = check_array(X, "X", ndim=2, min_rows=2)
         n, d = X.shape
-        if d <= k:
+        if k > d:
             raise ValueError(
-                f"n_components={k} must be smaller than n_features={d}: the noise variance is "
-                "read off the d - k smallest eigenvalues of the covariance (Hsu & Kakade 2013, Thm. 2)")
+                f"n_components={k} exceeds n_features={d}: the means must be linearly independent, "
+                "so k <= d (Hsu & Kakade 2013, Thm. 2)")
+        if k == d:
+            warnings.warn(
+                f"n_components={k} equals n_features={d}: the noise variance is read off a single "
+                "covariance eigenvalue, so the spherical model cannot be checked on these data "
+                "(the d - k + 1 smallest eigenvalues should be equal); d > k is recommended",
+                UserWarning, stacklevel=2)
         if n <= d:
             raise ValueError(f"X has {n} rows but more than n_features={d} are needed to estimate the covariance")
         mom = spherical_moments(X, k)
         W, m2_evals = whitening_matrix(mom["M2"], k, return_eigenvalues=True)
         # rank condition: the k-th eigenvalue of M2 must stand out of the sampling noise
-        # (the spread of the d - k noise eigenvalues, at least 2 σ̄² sqrt(d/n) as for
+        # (the spread of the d - k + 1 noise eigenvalues, at least 2 σ̄² sqrt(d/n) as for
         # isotropic noise), else a component is not identified from these data
         noise = mom["noise_eigenvalues"]
         level = 3 * max(noise.max() - noise.min(), 2 * mom["sigma2_bar"] * np.sqrt(d / n))
