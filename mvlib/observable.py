@@ -50,6 +50,7 @@ __all__ = [
     "algorithm_a",
     "algorithm_b",
     "view_bases",
+    "mixture_weights",
     "EigengapWarning",
 ]
 
@@ -367,3 +368,61 @@ def algorithm_b(T, P12, P13, P23=None, *, random_state=None, min_gap: float = 0.
         A1 = sla.solve(Theta, L1)
     out = [A1, A2, A3]
     return (out, {"Theta": Theta, "n_retries": n_retries}) if return_info else out
+
+
+# --------------------------------------------------------------------------- weights
+def mixture_weights(means, view_means, scales=None):
+    r"""Mixing weights from :math:`\hat M_v\hat w=\hat E[x_v]`, one view or several stacked.
+
+    See :doc:`/chapters/04_three_view_mixtures` for the derivation and the measured effect of
+    the choice of views and scales.
+
+    Every view gives :math:`E[x_v]=M_vw` (Anandkumar, Hsu & Kakade 2012, Appendix B.5, where
+    the weights come from view 3 alone: :math:`\hat M_3\hat w=\hat E[x_3]`). With several
+    views the equations are stacked into one least-squares problem, the rows of view v
+    divided by ``scales[v]``:
+
+    .. math:: \hat w=\arg\min_w\sum_v s_v^{-2}\,\lVert\hat M_v w-\hat E[x_v]\rVert^2 .
+
+    Without scales (all :math:`s_v=1`) a view measured in larger units dominates the fit;
+    :class:`mvlib.MultiViewMixture` passes the root-mean-square standard deviation of each
+    (projected) view, :math:`s_v=\sqrt{\operatorname{tr}\widehat{\mathrm{Cov}}(U_v^\top x_v)/k}`,
+    which makes the weights invariant to rescaling any single view.
+
+    Parameters
+    ----------
+    means : list of arrays (d_v, k)
+        Estimated :math:`\hat M_v` (or projected :math:`U_v^\top\hat M_v`, (k, k)), one
+        column order for all views.
+    view_means : list of arrays (d_v,)
+        :math:`\hat E[x_v]` in the same coordinates.
+    scales : list of positive floats, optional
+        One per view; default all 1 (plain stacking).
+
+    Returns
+    -------
+    w : array (k,), the least-squares solution, neither clipped nor normalised.
+    Cost O(k² Σ_v d_v).
+    """
+    if not isinstance(means, (list, tuple)) or not isinstance(view_means, (list, tuple)) or not means:
+        raise TypeError("means and view_means must be non-empty lists of arrays, one per view")
+    if len(means) != len(view_means):
+        raise ValueError(f"means has {len(means)} views but view_means has {len(view_means)}")
+    Ms = [check_matrix(M, f"means[{v}]") for v, M in enumerate(means)]
+    k = Ms[0].shape[1]
+    for v, M in enumerate(Ms):
+        if M.shape[1] != k:
+            raise ValueError(f"means[{v}] has {M.shape[1]} columns but means[0] has {k}")
+    ms = [check_array(m, f"view_means[{v}]", ndim=1) for v, m in enumerate(view_means)]
+    for v, (M, m) in enumerate(zip(Ms, ms)):
+        if m.shape[0] != M.shape[0]:
+            raise ValueError(f"view_means[{v}] has length {m.shape[0]} but means[{v}] has {M.shape[0]} rows")
+    if scales is None:
+        scales = np.ones(len(Ms))
+    scales = np.asarray(scales, dtype=float)
+    if scales.shape != (len(Ms),) or not np.all(np.isfinite(scales)) or np.any(scales <= 0):
+        raise ValueError(f"scales must be {len(Ms)} finite positive numbers, got {scales!r}")
+    A = np.vstack([M / s for M, s in zip(Ms, scales)])
+    b = np.concatenate([m / s for m, s in zip(ms, scales)])
+    w, *_ = sla.lstsq(A, b)
+    return w

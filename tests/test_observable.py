@@ -228,3 +228,29 @@ def test_public_functions_do_not_warn_on_clean_population_input():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mvlib.algorithm_a(U, U.T @ model.pairs() @ U, model.whitened_triples(U), random_state=0)
+
+
+# --------------------------------------------------------------------------- weights
+def test_mixture_weights_exact_on_population_means_from_any_view():
+    from mvlib.observable import mixture_weights
+
+    model = random_multiview_model(3, (6, 5, 4), kind="gaussian", random_state=4)
+    mus = [M @ model.weights for M in model.means]
+    for v in range(3):   # Appendix B.5: one view suffices
+        np.testing.assert_allclose(mixture_weights([model.means[v]], [mus[v]]), model.weights, atol=1e-12)
+    np.testing.assert_allclose(mixture_weights(model.means, mus, [1.0, 10.0, 0.1]), model.weights, atol=1e-12)
+    with pytest.raises(ValueError, match="scales must be 3 finite positive"):
+        mixture_weights(model.means, mus, [1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="view_means\\[1\\] has length 4 but means\\[1\\] has 5 rows"):
+        mixture_weights(model.means, [mus[0], mus[2], mus[2]])
+
+
+def test_multiview_weights_do_not_depend_on_the_units_of_one_view():
+    model = random_multiview_model(3, (6, 5, 4), kind="gaussian", noise=1.0, random_state=5)
+    X, _ = model.sample(4000, random_state=1)
+    base = mvlib.MultiViewMixture(3, random_state=0).fit(X)
+    for v, c in ((0, 1e3), (2, 1e-3)):
+        Xs = [x * c if u == v else x for u, x in enumerate(X)]
+        est = mvlib.MultiViewMixture(3, random_state=0).fit(Xs)
+        np.testing.assert_allclose(est.weights_, base.weights_, rtol=1e-7)
+        np.testing.assert_allclose(est.means_[v], c * base.means_[v], rtol=1e-6, atol=1e-9 * c)

@@ -5,7 +5,8 @@ Model: a hidden :math:`h\in[k]` with :math:`\Pr[h=j]=w_j`; given h the three vie
 are independent with :math:`E[x_v\mid h=j]=\mu_{v,j}`, the columns of :math:`M_v`
 (Condition 3.1: :math:`w_j>0`, every :math:`M_v` of full column rank). Only
 conditional means are modelled: views may be Gaussian, categorical (one-hot),
-counts, anything with finite third moments.
+counts, anything with finite conditional means (identifiability) and finite conditional
+variances (the :math:`n^{-1/2}` rate).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import scipy.sparse.linalg as spla
 from .._validation import IllConditionedWarning, check_positive_int, check_random_state, check_views
 from ..moments import pairs as _pairs
 from ..moments import whitened_triples
-from ..observable import _check_gap_options, algorithm_b, view_bases
+from ..observable import _check_gap_options, algorithm_b, mixture_weights, view_bases
 from ..power import tensor_power_method
 from ..whitening import dewhiten, symmetrize_views, whitening_matrix
 
@@ -147,8 +148,11 @@ class MultiViewMixture(_Estimator):
         :math:`\hat B_{123}(U_3\theta_i)` and :math:`\hat B_{132}(U_2\theta_i)`, whose
         eigenvalues give :math:`\hat M_3=U_3\Theta^{-1}L` and :math:`\hat M_2`; the columns
         of :math:`U_2^\top\hat M_2` then diagonalise :math:`\hat B_{231}(U_1\theta_i)`, giving
-        :math:`\hat M_1` in the same order. Weights from :math:`\hat M_v\hat w=\hat E[x_v]`
-        (Appendix B.5), least squares over the three views stacked, clipped to ≥ 0.
+        :math:`\hat M_1` in the same order (the book's variant of Appendix B.4, which matches
+        eigenvalues instead). Weights from :math:`\hat M_v\hat w=\hat E[x_v]`
+        (Appendix B.5 uses view 3 alone), least squares over the three views stacked with each
+        view divided by its RMS standard deviation (:func:`mvlib.observable.mixture_weights`),
+        clipped to ≥ 0.
         ``"tensor"``: views 1, 2 symmetrised to view 3 (:func:`mvlib.symmetrize_views`),
         whitened by :func:`mvlib.whitening_matrix` of :math:`E[\tilde x_1\tilde x_2^\top]`,
         whitened triples from the data (:func:`mvlib.whitened_triples`),
@@ -211,19 +215,21 @@ class MultiViewMixture(_Estimator):
             A, info = algorithm_b(T, Pt[0, 1], Pt[0, 2], Pt[1, 2], random_state=rng,
                                   min_gap=self.min_gap, max_retries=self.max_retries, return_info=True)
             self.n_retries_ = info["n_retries"]
-            w, *_ = sla.lstsq(np.vstack(A), np.concatenate(means_proj))
-            weights = _clip_weights(w)
+            # Appendix B.5 per view, stacked; each view's rows divided by its RMS standard
+            # deviation so that no view dominates by its units (mixture_weights)
+            scales = [max(float(np.sqrt(Y.var(axis=0).mean())), np.finfo(float).tiny) for Y in Ys]
+            weights = _clip_weights(mixture_weights(A, means_proj, scales))
         else:
             S1, S2 = symmetrize_views(Pt[0, 1], Pt[0, 2], Pt[1, 2])
-            M2 = S1 @ Pt[0, 1] @ S2.T              # = E[x~1 x~2^T] = C diag(w) C^T
-            ev = sla.eigvalsh(0.5 * (M2 + M2.T))
+            S_pair = S1 @ Pt[0, 1] @ S2.T          # = E[x~1 x~2^T] = C diag(w) C^T
+            ev = sla.eigvalsh(0.5 * (S_pair + S_pair.T))
             rank = int(np.sum(ev > k * np.finfo(float).eps * np.max(np.abs(ev))))
             if rank < k:
                 raise ValueError(
                     f"n_components={k} exceeds the rank {rank} of the pairs matrix (Condition 3.1): the "
                     f"symmetrised second moment E[x~1 x~2^T] = M3 diag(w) M3^T has only {rank} positive eigenvalues"
                 )
-            W = whitening_matrix(M2, k)
+            W = whitening_matrix(S_pair, k)
             T = whitened_triples(X1, X2, X3, Us[0] @ (S1.T @ W), Us[1] @ (S2.T @ W), Us[2] @ W)
             cp = tensor_power_method(T, k, random_state=rng)
             lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
