@@ -90,9 +90,9 @@ __all__ += [
 ]
 
 from . import baselines
-from .baselines import HistogramSpectral, NonparametricEM, silverman_bandwidth
+from .baselines import HistogramSpectral, NonparametricEM, UnigramMixtureEM, silverman_bandwidth
 
-__all__ += ["HistogramSpectral", "NonparametricEM", "silverman_bandwidth"]
+__all__ += ["HistogramSpectral", "NonparametricEM", "UnigramMixtureEM", "silverman_bandwidth"]
 
 from . import hmm
 from .estimators import SpectralHMM
