@@ -151,17 +151,28 @@ def gaussian_expectation(expr, z) -> sp.Expr:
     coordinates; every other symbol is a constant. Each monomial is expanded and its
     product of ``z`` factors replaced by :func:`isserlis`. Indices may be symbolic
     (a formula for any dimension) or integers.
+
+    ``z`` may also be a list or tuple of IndexedBases, e.g. ``(z1, z2, z3)``: these are
+    *independent* standard normal vectors (the noises of different views), so the
+    expectation of a monomial is the product over the bases of the Isserlis sums of
+    their own factors — two coordinates of different bases are never paired, whatever
+    their indices. Used in chapter 5 (:doc:`/chapters/05_gaussian_mixtures`, one
+    vector) and chapter 1 (:doc:`/chapters/01_multiview_moments`, one per view).
     """
+    bases = tuple(z) if isinstance(z, (list, tuple)) else (z,)
     total = sp.Integer(0)
     for term in sp.Add.make_args(sp.expand(expr)):
-        idx, coeff = [], sp.Integer(1)
+        idx = {b: [] for b in bases}
+        coeff = sp.Integer(1)
         for factor in sp.Mul.make_args(term):
             base, power = factor.as_base_exp()
-            if isinstance(base, sp.Indexed) and base.base == z:
-                idx += [base.indices[0]] * int(power)
+            if isinstance(base, sp.Indexed) and base.base in idx:
+                idx[base.base] += [base.indices[0]] * int(power)
             else:
                 coeff *= factor
-        total += coeff * isserlis(tuple(idx))
+        for b in bases:
+            coeff *= isserlis(tuple(idx[b]))
+        total += coeff
     return sp.expand(total)
 
 

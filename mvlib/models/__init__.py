@@ -8,3 +8,6 @@ __all__ += ["SingleTopicModel", "random_topic_model"]
 from .cubature import gaussian_cubature
 
 __all__ += ["gaussian_cubature"]
+from .cubature import categorical_exact_data, multiview_gaussian_cubature
+
+__all__ += ["multiview_gaussian_cubature", "categorical_exact_data"]
