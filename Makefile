@@ -1,8 +1,11 @@
 # Build and test pipeline of the book.
 #   make book   environment + pinned installs + execute every chapter + HTML in _build/html
-#   make test   make book, then pytest (tests/) and nbval strict over chapters/*.ipynb
+#   make test   make book (each chapter executed once), then its executed notebooks compared with
+#               the recorded outputs by nbval's rules, pytest (tests/), the browser check; stages timed
 #   make clean  remove build outputs and caches (keeps .venv); make distclean also removes .venv
 #   make record NB=chapters/NN_name.ipynb   re-record a chapter's outputs (NB=all: every chapter)
+#   make page NB=chapters/NN_name.ipynb     -W build of the book executing only that chapter
+#   make nbval  re-execute every chapter under nbval itself (a second opinion; not in make test)
 #   make lock   rewrite requirements.lock from the current .venv (after adding a dependency)
 
 SHELL := /bin/bash
@@ -32,14 +35,23 @@ export OPENBLAS_CORETYPE := Haswell
 export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
 endif
 
-PYTEST_ARGS := tests chapters \
-	--nbval --nbval-current-env \
-	--nbval-sanitize-with tests/nbval_sanitize.cfg \
-	--nbval-cell-timeout=300 \
-	-p no:cacheprovider \
+# pytest over tests/ only: the chapters are executed once, by the book build, and
+# tests/test_recorded_outputs.py compares those executed notebooks with the recorded ones
+# by nbval's rules (`make nbval` re-executes them under nbval itself, for a second opinion).
+PYTEST_BASE := -p no:cacheprovider \
 	-o "norecursedirs=.* _build $(VENV) bench mvlib *.egg-info __pycache__"
+NBVAL_ARGS := chapters --nbval --nbval-current-env \
+	--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
 
-.PHONY: book test clean distclean lock env browser record page
+# $(call stage,NAME,COMMAND): run COMMAND, print and log how long it took.
+STAGES := .stage-times.txt
+define stage
+	start=$$(date +%s%N); $(2); ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
+	  line=$$(printf "%-38s %5d.%d s" "$(1)" $$((ms / 1000)) $$((ms % 1000 / 100))); \
+	  echo "==> stage $$line"; echo "$$line" >> $(STAGES)
+endef
+
+.PHONY: book test clean distclean lock env browser record page nbval
 
 env: $(STAMP)
 
@@ -65,8 +77,20 @@ browser:
 	      || echo "WARNING: could not install chromium; the browser test will be skipped"; \
 	  else echo "WARNING: chromium missing and not root; the browser test will be skipped"; fi; }
 
-test: book browser
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# Each stage is timed; every chapter executes once (in the book build).
+test:
+	@rm -f $(STAGES)
+	@$(call stage,install (.venv from the lock),$(MAKE) --no-print-directory env)
+	@$(call stage,execution (clean -W book build),$(MAKE) --no-print-directory book)
+	@echo "Execution time of each chapter in this build:"; $(BIN)/python tests/recorded_outputs.py
+	@$(call stage,comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests/test_recorded_outputs.py -q)
+	@$(call stage,pytest (unit/property/pipeline),$(BIN)/python -m pytest $(PYTEST_BASE) tests --ignore=tests/test_recorded_outputs.py --ignore=tests/test_browser.py)
+	@$(call stage,browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests/test_browser.py -rs)
+	@echo "Stage times:"; sed 's/^/  /' $(STAGES)
+
+# Re-execute every chapter under nbval itself (slower: a second execution; not part of make test).
+nbval: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_BASE) $(NBVAL_ARGS)
 
 # Re-record a chapter's outputs with a clean top-to-bottom run in the pinned environment:
 #   make record NB=chapters/06_hidden_markov.ipynb   (NB=all: every chapter)
@@ -92,7 +116,7 @@ lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^mvlib[= @]' > requirements.lock
 
 clean:
-	rm -rf _build .pytest_cache .hypothesis
+	rm -rf _build .pytest_cache .hypothesis $(STAGES)
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean

@@ -4,8 +4,8 @@ Run ``.venv/bin/python bench/bench_gmm.py`` (about 20 s on 2 cores; more on a lo
 machine) or add ``--quick`` (n = 50,000, two seeds; a few seconds). ``--seeds 0 1 2 3`` chooses the data sets. This is a measurement script, not a
 test: it prints tables and never asserts on time.
 
-Data (the "done-when" case of the Gaussian-mixtures chapter)
-------------------------------------------------------------
+Data (the benchmark case of the Gaussian-mixtures chapter)
+-----------------------------------------------------------
 For each seed s, ``numpy.random.default_rng(s)`` draws k = 10 means μ_h ~ N(0, I_d) in
 d = 50 dimensions, weights w ~ Dirichlet(5, ..., 5), and n = 200,000 samples
 x = μ_h + σ z with h ~ w, z ~ N(0, I_d) and a common σ = 0.5.

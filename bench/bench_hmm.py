@@ -6,7 +6,7 @@ the spectral estimate is measured (default 0 1 2 3 4), ``--bw-seeds`` those on w
 Baum–Welch runs as well (default 0).
 This is a measurement script, not a test: it prints tables and never asserts on time.
 
-Data (the "done-when" case of the hidden-Markov chapter)
+Data (the benchmark case of the hidden-Markov chapter)
 --------------------------------------------------------
 For each seed s: k = 3 states, d = 8 symbols; emission rows drawn from Dirichlet(0.4, ..., 0.4)
 with ``numpy.random.default_rng(s)``; the fixed, well-conditioned transition matrix

@@ -4,7 +4,7 @@ Run ``.venv/bin/python bench/bench_overcomplete.py`` (a few minutes on 2 cores; 
 loaded machine); ``--seeds 0 1`` chooses the tensors, ``--threads 2`` the BLAS threads.
 A measurement script, not a test: it prints tables and never asserts on time.
 
-Case (a), the first done-when case of the overcomplete chapter
+Case (a), the first benchmark case of the overcomplete chapter
 ---------------------------------------------------------------
 d = 50, k = 100: ``mvlib.random_overcomplete_tensor(50, 100, seed)``, i.e. the exact
 tensor :math:`T=\sum_j a_j^{\otimes3}` with equal weights and :math:`a_j` uniform on the
@@ -23,7 +23,7 @@ Printed per seed: the fraction of components with
 error, the wall time (``time.perf_counter``, one run) and time(mvlib)/time(parafac).
 Target: mvlib recovers ≥ 90 % in < 60 s.
 
-Case (b), the second done-when case
+Case (b), the second benchmark case
 -----------------------------------
 d = 200, k = 300, exact tensor, starts from the means of 5 labelled samples per component
 of the spherical mixture :math:`N(a_j, I/d)` (``mvlib.labelled_initialization``), power

@@ -8,8 +8,8 @@ this script.
 
 Parts
 -----
-``done_when``
-    The issue's acceptance case: three 1-d views, each a mixture of N(−4, 1), a Gamma
+``running_example``
+    The running example of the kernel chapter: three 1-d views, each a mixture of N(−4, 1), a Gamma
     with shape 0.8 (scale 1, shifted to start at 0) and N(5, 0.8²) with weights
     (1, 2, 3)/6, m = 2000, seeds 0-4. Weighted density error (below) of
     ``KernelSpectral(3, bandwidth="cv")`` (symmetric views) against scikit-learn's
@@ -75,7 +75,7 @@ N_GRID = 400
 
 
 # ----------------------------------------------------------------------------- data
-def done_when_components():
+def running_example_components():
     dists = [stats.norm(-4, 1), stats.gamma(0.8, loc=0.0, scale=1.0), stats.norm(5, 0.8)]
     return [dists] * 3, np.array([1.0, 2.0, 3.0]) / 6
 
@@ -195,15 +195,15 @@ def evaluate(views, k, seed, dists, w, methods=METHODS, symmetric=False):
 
 
 # ----------------------------------------------------------------------------- parts
-def part_done_when(seeds):
-    dists, w = done_when_components()
+def part_running_example(seeds):
+    dists, w = running_example_components()
     rows = []
     for s in seeds:
         views, _ = sample(dists, w, 2000, s)
         err, sec, km = evaluate(views, 3, s, dists, w, methods=["kernel", "em_gmm"], symmetric=True)
         rows.append({"seed": s, "errors": err, "seconds": sec,
                      "bandwidth": [float(b) for b in np.ravel(getattr(km, "bandwidth_", [np.nan]))]})
-        print(f"done-when seed {s}: {err}", flush=True)
+        print(f"running example, seed {s}: {err}", flush=True)
     ok = [r for r in rows if all(isinstance(r["errors"][m], float) for m in ("kernel", "em_gmm"))]
     mean = {m: float(np.mean([r["errors"][m] for r in ok])) if ok else None for m in ("kernel", "em_gmm")}
     return {"m": 2000, "seeds": list(seeds), "rows": rows, "mean_error": mean,
@@ -311,7 +311,7 @@ def bump_features(x, centres, a):
 
 
 def part_theorem2(m_grid, reps):
-    """ε_T = ‖T̂ − T‖_F for the done-when mixture in the explicit bump features (exact population)."""
+    """ε_T = ‖T̂ − T‖_F for the running-example mixture in the explicit bump features (exact population)."""
     # population embeddings of N(μ, σ²) are N(c; μ, σ² + a²); Gamma components have no closed
     # form, so this part uses the Gaussian mixture N(-4,1), N(0.5,0.7²), N(5,0.8²)
     mus, sds, w = np.array([-4.0, 0.5, 5.0]), np.array([1.0, 0.7, 0.8]), np.array([1.0, 2.0, 3.0]) / 6
@@ -344,7 +344,7 @@ def part_theorem2(m_grid, reps):
 
 
 def part_bandwidth(s_grid, m_list, reps):
-    dists, w = done_when_components()
+    dists, w = running_example_components()
     grid_list = grids(dists)
     true = true_densities(dists, grid_list)
     rows = []
@@ -370,7 +370,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny grid, output to /tmp")
     ap.add_argument("--methods", nargs="*", default=METHODS,
                     help="synthetic part: methods to (re-)run; the others' stored results are kept")
-    ap.add_argument("--parts", nargs="*", default=["done_when", "synthetic", "clustering", "theorem2",
+    ap.add_argument("--parts", nargs="*", default=["running_example", "synthetic", "clustering", "theorem2",
                                                    "bandwidth"])
     args = ap.parse_args()
     out_path = Path("/tmp/kernel_experiments_quick.json") if args.quick else OUT
@@ -379,8 +379,8 @@ def main():
     with threadpool_limits(1):
         for part in args.parts:
             t0 = time.perf_counter()
-            if part == "done_when":
-                results[part] = part_done_when([0, 1] if args.quick else range(5))
+            if part == "running_example":
+                results[part] = part_running_example([0, 1] if args.quick else range(5))
             elif part == "synthetic":
                 grid = ([100, 400], [2, 3], 1) if args.quick else ([50, 200, 1000, 5000, 10000], [2, 3, 4, 8], 3)
                 results[part] = part_synthetic(*grid, methods=args.methods, previous=results.get(part))

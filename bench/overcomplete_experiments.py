@@ -9,7 +9,7 @@ Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/overcomplete_experiments.py`` (ab
   spherical mixture :math:`N(a_j, I/d)`; the power updates alone (``refine=False``, the
   estimator's default N = 2 for labelled starts). Median error
   :math:`\min_\pm\|\hat a_j\pm a_j\|` against :math:`\sqrt k/d` (the approximation term of
-  seed 004, eq. 3), plus the done-when case d = 200, k = 300 for three seeds with all
+  seed 004, eq. 3), plus the large case d = 200, k = 300 for three seeds with all
   300 errors of seed 0.
 * ``chapters/data/overcomplete_error_vs_n.json`` — d = 50, k = 75, equal weights, data
   from the spherical mixture with ζ² = 1/d, n = 10³ … 3·10⁵; the Lemma 1 moment of the data
@@ -82,8 +82,8 @@ def error_vs_dk():
         e = indexed_errors(A, est.factors_)
         done.append(dict(seed=seed, median_error=float(np.median(e)), init_median_error=float(np.median(indexed_errors(A, V))),
                          bound=float(3 * np.sqrt(k) / d), time=dt, errors=[round(float(x), 6) for x in e] if seed == 0 else None))
-        print("done-when b", {kk: v for kk, v in done[-1].items() if kk != "errors"}, flush=True)
-    return dict(grid=rows, done_when=done)
+        print("large case", {kk: v for kk, v in done[-1].items() if kk != "errors"}, flush=True)
+    return dict(grid=rows, large_case=done)
 
 
 def error_vs_n():

@@ -32,7 +32,7 @@ components to spurious fixed points that mix several correlated components
 updates, 0.48 after 10, 0.72 after 30), which also spoils the ALS refinement
 started there (at d = 200, k = 300 the median error is 0.158 after 2 updates and
 0.183 at convergence). SVD/random starts need ~10 updates to reach a basin.
-On the done-when case d = 50, k = 100 (random unit components, equal weights, exact
+On the benchmark case d = 50, k = 100 (random unit components, equal weights, exact
 tensor; ``bench/bench_overcomplete.py``) the defaults recover 97–100 % of the
 components to error < 0.1 in 1.4–2.4 s on two idle cores; the power stage alone finds only
 27–41 distinct centres there (k/d = 2 is beyond its reliable range) and the CP-ALS
