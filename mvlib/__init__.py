@@ -45,6 +45,7 @@ __all__ = [
 
 from . import estimators, observable
 from .estimators import MultiViewMixture, SpectralGMM, SpectralTopicModel
+from .jennrich import jennrich
 from .moments import count_pairs, count_triples_slice, count_whitened_triples
 from .observable import algorithm_a, algorithm_b, observable_operator
 from .whitening import symmetrize_views
@@ -58,6 +59,7 @@ __all__ += [
     "count_pairs",
     "count_triples_slice",
     "count_whitened_triples",
+    "jennrich",
     "observable_operator",
     "symmetrize_views",
 ]
