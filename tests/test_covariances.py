@@ -67,3 +67,28 @@ def test_bad_input(rng):
     rank1 = [np.outer(rng.standard_normal(100), np.ones(3)) for _ in range(3)]
     with pytest.raises(ValueError, match="numerical rank of the pairs matrix P12"):
         view_covariances(rank1, 2)
+
+
+def test_shared_mean_samples_survive_an_unlucky_random_combination():
+    """Without means the eigenvectors come from random combinations of F123; on these data a single
+    draw (random_state=2) gives complex eigenvalues, which used to make the call fail."""
+    k, n = 3, 80_000
+    w = np.array([0.5, 0.3, 0.2])
+    gen = np.random.default_rng(21)
+    M1, M2 = 3 * gen.standard_normal((8, k)), 3 * gen.standard_normal((8, k))
+    mu3 = 2 * gen.standard_normal((3, k))[:, 0]
+    S = []
+    for _ in range(k):
+        A = gen.standard_normal((3, 3))
+        S.append(A @ A.T / 3 + 0.2 * np.eye(3))
+    S = np.array(S)
+    L = np.linalg.cholesky(S)
+    rows = np.random.default_rng(402)
+    h = rows.choice(k, size=n, p=w)
+    X = [M1[:, h].T + rows.standard_normal((n, 8)), M2[:, h].T + rows.standard_normal((n, 8)),
+         mu3 + np.einsum("nij,nj->ni", L[h], rows.standard_normal((n, 3)))]
+    out = view_covariances(X, k, random_state=2)
+    D = out["directions1"] / np.linalg.norm(out["directions1"], axis=0)
+    perm, _ = mvlib.match_columns(M1 / np.linalg.norm(M1, axis=0), D, sign_invariant=True)
+    rel = [np.linalg.norm(out["covariances"][perm][t] - S[t]) / np.linalg.norm(S[t]) for t in range(k)]
+    assert max(rel) < 0.1, rel
