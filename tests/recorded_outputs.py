@@ -122,11 +122,17 @@ def execution_seconds(executed) -> float | None:
     return (max(stamps) - min(stamps)).total_seconds() if stamps else None
 
 
+BUDGET_SECONDS = 30  # each chapter's execution budget (on 2 cores)
+
 if __name__ == "__main__":  # the per-notebook execution times of the last book build
-    rows = []
+    total = 0.0
     for path in sorted(EXECUTED.rglob("*.ipynb")):
         seconds = execution_seconds(path)
-        rows.append((path.relative_to(EXECUTED).as_posix(), seconds))
-    for name, seconds in rows:
-        shown = "not executed" if seconds is None else f"{seconds:6.1f} s"
-        print(f"  {name:45s} {shown}")
+        name = path.relative_to(EXECUTED).as_posix()
+        if seconds is None:
+            print(f"  {name:45s} not executed")
+            continue
+        total += seconds
+        over = f"  (over the {BUDGET_SECONDS} s budget)" if seconds > BUDGET_SECONDS else ""
+        print(f"  {name:45s} {seconds:6.1f} s{over}")
+    print(f"  {'all chapters':45s} {total:6.1f} s")
