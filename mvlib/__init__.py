@@ -92,7 +92,8 @@ __all__ += [
 ]
 
 from . import baselines
-from .baselines import HistogramSpectral, NonparametricEM, UnigramMixtureEM, silverman_bandwidth
+from .baselines import HistogramSpectral, NonparametricEM, UnigramMixtureEM
+from .kernels import silverman_bandwidth
 
 __all__ += ["HistogramSpectral", "NonparametricEM", "UnigramMixtureEM", "silverman_bandwidth"]
 
@@ -102,7 +103,8 @@ from .estimators import SpectralHMM
 __all__ += ["SpectralHMM"]
 
 from . import tree
-from .tree import LatentTreeEmbedding, reshaping_errors, tt_embedding
+from .estimators import LatentTreeEmbedding
+from .tree import reshaping_errors, tt_embedding
 
 __all__ += ["LatentTreeEmbedding", "reshaping_errors", "tt_embedding"]
 

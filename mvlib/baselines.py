@@ -34,106 +34,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from ._validation import check_array, check_counts, check_matrix, check_positive_int, check_random_state, check_views
-from .estimators.multiview import MultiViewMixture, _Estimator
+from ._validation import check_counts, check_matrix, check_positive_int, check_random_state, check_views
+from .estimators._base import _TINY, _Estimator, _ProductMixture
+from .estimators.multiview import MultiViewMixture
 from .estimators.topic import SpectralTopicModel, _project_simplex_rows
-from .kernels import _check_bandwidth, rbf_kernel
+from .kernels import _check_bandwidths, rbf_kernel, silverman_bandwidth
 
 __all__ = ["NonparametricEM", "HistogramSpectral", "UnigramMixtureEM", "silverman_bandwidth"]
 
-#: densities below this floor count as this floor in logarithms (no log 0)
-_TINY = 1e-300
 #: probabilities are floored at this value inside logarithms (unigram-mixture EM)
 _LOG_FLOOR = 1e-12
-
-
-def silverman_bandwidth(X):
-    r"""Silverman's rule-of-thumb bandwidth for a Gaussian kernel on the rows of X.
-
-    See :doc:`/chapters/07_kernel_embeddings` (it is the default bandwidth of
-    :class:`NonparametricEM`).
-
-    For one dimension :math:`s=0.9\,\min(\hat\sigma,\ \mathrm{IQR}/1.34)\,n^{-1/5}`
-    (Silverman 1986, eq. 3.31); for d dimensions the normal-reference rule
-    :math:`s=\bigl(4/(d+2)\bigr)^{1/(d+4)}\,\bar\sigma\,n^{-1/(d+4)}` with
-    :math:`\bar\sigma` the mean of the coordinate standard deviations (one bandwidth for
-    all coordinates, as the product kernel uses).
-
-    Parameters
-    ----------
-    X : array (n, d), n ≥ 2
-
-    Returns
-    -------
-    float > 0. Raises ``ValueError`` when every coordinate is constant. Cost O(n d).
-    """
-    X = check_array(X, "X", ndim=2, min_rows=2)
-    n, d = X.shape
-    sd = X.std(axis=0, ddof=1)
-    if d == 1:
-        q75, q25 = np.percentile(X[:, 0], [75, 25])
-        spread = min(sd[0], (q75 - q25) / 1.34) if q75 > q25 else sd[0]
-        s = 0.9 * spread * n ** -0.2
-    else:
-        s = (4.0 / (d + 2)) ** (1.0 / (d + 4)) * float(np.mean(sd)) * n ** (-1.0 / (d + 4))
-    if not s > 0:
-        raise ValueError("X is constant in every coordinate: no bandwidth can be derived from it")
-    return float(s)
-
-
-def _check_bandwidths(bandwidth, name="bandwidth"):
-    """'silverman', a positive float, or a list of them (each checked by mvlib.kernels)."""
-    if isinstance(bandwidth, str):
-        if bandwidth != "silverman":
-            raise ValueError(f"{name} must be a positive float, a list of them or 'silverman', got {bandwidth!r}")
-        return bandwidth
-    if isinstance(bandwidth, (list, tuple, np.ndarray)):
-        return [_check_bandwidth(b, name) for b in bandwidth]
-    return _check_bandwidth(bandwidth, name)
-
-
-class _ProductMixture(_Estimator):
-    """Inference shared by the baselines: p(x1, x2, x3) = Σ_h π_h Π_v p_v(x_v | h)."""
-
-    def _check_view_index(self, view):
-        self._check_fitted("weights_")
-        n_views = len(self.n_features_in_)
-        if isinstance(view, bool) or not isinstance(view, (numbers.Integral, np.integer)):
-            raise TypeError(f"view must be an int, got {type(view).__name__}")
-        if not 0 <= view < n_views:
-            raise ValueError(f"view={view} must be in 0..{n_views - 1}")
-        return int(view)
-
-    def _check_points(self, x, view):
-        d = self.n_features_in_[view]
-        x = np.asarray(x, dtype=float) if not isinstance(x, (str, bytes)) and x is not None else x
-        if isinstance(x, np.ndarray) and x.ndim == 1 and d == 1:
-            x = x[:, None]
-        x = check_array(x, "x", ndim=2)
-        if x.shape[1] != d:
-            raise ValueError(f"x has {x.shape[1]} columns but view {view} has {d}")
-        return x
-
-    def _log_joint(self, views):
-        self._check_fitted("weights_")
-        views = check_views(views, n_views=len(self.n_features_in_), min_rows=1, allow_sparse=False)
-        L = np.log(np.maximum(self.weights_, _TINY))[None, :]
-        for v, X in enumerate(views):
-            L = L + np.log(np.maximum(self.conditional_density(X, view=v), _TINY))
-        return L
-
-    def predict_proba(self, views):
-        """Posterior probabilities of the components given all views, (n_samples, n_components)."""
-        L = self._log_joint(views)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
-
-    def predict(self, views):
-        """Maximum-a-posteriori component of each sample, (n_samples,) ints."""
-        return np.argmax(self._log_joint(views), axis=1)
-
-    def score(self, views, y=None):
-        """Average log-likelihood per sample of ``views`` under the fitted mixture."""
-        return float(np.mean(logsumexp(self._log_joint(views), axis=1)))
 
 
 class NonparametricEM(_ProductMixture):

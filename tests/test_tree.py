@@ -6,7 +6,8 @@ from tensorly.decomposition import tensor_train
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.tree import LatentTreeEmbedding, reshaping_errors, tt_embedding
+from mvlib import LatentTreeEmbedding
+from mvlib.tree import reshaping_errors, tt_embedding
 
 
 @pytest.fixture(autouse=True)

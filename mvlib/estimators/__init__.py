@@ -13,3 +13,6 @@ __all__ += ["SpectralHMM"]
 from .kernel import KernelSpectral
 
 __all__ += ["KernelSpectral"]
+from .tree import LatentTreeEmbedding
+
+__all__ += ["LatentTreeEmbedding"]

@@ -29,7 +29,8 @@ from ..moments import pairs as _pairs
 from ..moments import whitened_triples
 from ..observable import _check_gap_options, algorithm_b, view_bases
 from ..tensors import multilinear
-from .multiview import MultiViewMixture, _Estimator
+from ._base import _Estimator
+from .multiview import MultiViewMixture
 
 __all__ = ["SpectralHMM", "hmm_from_moments"]
 

@@ -15,7 +15,6 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_positive_int, check_random_state, check_views
-from ..baselines import _ProductMixture
 from ..kernels import (
     _check_bandwidth,
     cv_bandwidth,
@@ -25,7 +24,8 @@ from ..kernels import (
     kernel_spectral_decomposition,
     rbf_kernel,
 )
-from .multiview import MultiViewMixture, _clip_weights
+from ._base import _clip_weights, _ProductMixture
+from .multiview import MultiViewMixture
 
 __all__ = ["KernelSpectral"]
 

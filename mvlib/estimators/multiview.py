@@ -10,125 +10,19 @@ variances (the :math:`n^{-1/2}` rate).
 """
 from __future__ import annotations
 
-import inspect
-import warnings
-
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from .._validation import IllConditionedWarning, check_positive_int, check_random_state, check_views
+from .._validation import check_views
 from ..moments import pairs as _pairs
 from ..moments import whitened_triples
-from ..observable import _check_gap_options, algorithm_b, mixture_weights, view_bases
+from ..observable import algorithm_b, mixture_weights, view_bases
 from ..power import tensor_power_method
 from ..whitening import dewhiten, symmetrize_views, whitening_matrix
+from ._base import _clip_weights, _Estimator, _rademacher, _warn_noise_level
 
 __all__ = ["MultiViewMixture"]
-
-_METHODS = ("observable", "tensor")
-
-
-class _Estimator:
-    """Minimal scikit-learn estimator protocol: ``get_params``, ``set_params``, ``repr``."""
-
-    @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Hyper-parameters as a dict (scikit-learn protocol)."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        """Set hyper-parameters (scikit-learn protocol); returns ``self``."""
-        valid = self._param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; valid: {valid}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-    def _check_common(self):
-        k = check_positive_int(self.n_components, "n_components")
-        if not isinstance(self.method, str) or self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        _check_gap_options(self.min_gap, self.max_retries)
-        rng = check_random_state(self.random_state)
-        return k, rng
-
-    def _check_fitted(self, attr):
-        if not hasattr(self, attr):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
-
-
-def _clip_weights(w, what="weights"):
-    """Clip estimated mixing weights to >= 0 and renormalise (warning when clipping was needed)."""
-    w = np.asarray(w, float).copy()
-    if not np.all(np.isfinite(w)):
-        raise RuntimeError(f"the estimated {what} are not finite; the moments are too noisy or degenerate")
-    if np.any(w < 0):
-        warnings.warn(
-            f"{int(np.sum(w < 0))} estimated {what} were negative (smallest {w.min():.3g}) and were "
-            "clipped to 0 before renormalising; the sample may be too small for n_components",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        w = np.maximum(w, 0.0)
-    total = w.sum()
-    if not total > 0:
-        raise RuntimeError(f"the estimated {what} are all zero or negative; estimation failed")
-    return w / total
-
-
-def _rademacher(n):
-    """Balanced random signs from a fixed seed (the noise check must not depend on random_state)."""
-    eps = np.ones(n)
-    eps[np.random.default_rng(0).permutation(n)[: n // 2]] = -1.0
-    return eps
-
-
-def _spectral_norm(A):
-    """Largest singular value; Lanczos (ARPACK, deterministic start) for large matrices."""
-    if min(A.shape) <= 500:
-        return float(sla.svdvals(A)[0])
-    return float(spla.svds(A, k=1, v0=np.ones(min(A.shape)), return_singular_vectors=False)[0])
-
-
-#: warn when the k-th singular value is below this multiple of the complement noise
-_NOISE_FACTOR = 1.5
-
-
-def _warn_noise_level(k, s_k, E, L, R, what):
-    r"""Warn when the k-th singular value of a pairs matrix is at the level of its sampling noise.
-
-    ``E`` is a symmetrised (Rademacher) copy of the sampling error,
-    :math:`\frac1n\sum_i\varepsilon_i x_{a,i}x_{b,i}^\top` with balanced random signs (half the
-    difference of the pairs matrices of two random halves of the sample), and ``L``, ``R`` the top
-    k−1 left/right singular vectors of the pairs matrix. If there were only k−1 components, the
-    k-th singular value would be the largest singular value of the error restricted to the
-    complement of ``L`` and ``R``, which :math:`\|(I-LL^\top)E(I-RR^\top)\|_2` estimates; a
-    genuine k-th component stands clearly above it. Warns (``IllConditionedWarning``) below
-    1.5 times that level.
-    """
-    Ec = E - L @ (L.T @ E)
-    Ec = Ec - (Ec @ R) @ R.T
-    noise = _spectral_norm(Ec)
-    if s_k < _NOISE_FACTOR * noise:
-        warnings.warn(
-            f"singular value number {k} ({s_k:.2e}) of {what} is at the level of its sampling noise "
-            f"({noise:.2e}, estimated by splitting the sample): n_components={k} may exceed the number "
-            "of components these data identify (Condition 3.1), and the weakest components are unreliable",
-            IllConditionedWarning,
-            stacklevel=3,
-        )
-
 
 class MultiViewMixture(_Estimator):
     r"""Conditional means and weights of a three-view mixture by the method of moments.

@@ -23,7 +23,7 @@ from ..observable import algorithm_a, algorithm_b, _fix_signs
 from ..power import tensor_power_method
 from ..tensors import multilinear
 from ..whitening import dewhiten, whitening_matrix
-from .multiview import _clip_weights, _Estimator, _rademacher, _warn_noise_level
+from ._base import _clip_weights, _Estimator, _rademacher, _warn_noise_level
 
 __all__ = ["SpectralTopicModel"]
 

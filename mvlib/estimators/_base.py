@@ -1,0 +1,171 @@
+"""The estimator floor's shared base: the scikit-learn protocol and helpers every estimator uses.
+
+:class:`_Estimator` gives ``get_params``/``set_params``/``repr`` and the fitted check;
+:class:`_ProductMixture` the inference of a conditionally independent mixture
+(``predict``/``predict_proba``/``score`` from per-view ``conditional_density``), shared by
+:class:`mvlib.KernelSpectral` and the baselines of :mod:`mvlib.baselines`. The helpers clip
+estimated weights and warn when a pairs matrix's k-th singular value is at the level of its
+sampling noise (used by the multi-view and topic estimators).
+"""
+from __future__ import annotations
+
+import inspect
+import numbers
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse.linalg as spla
+from scipy.special import logsumexp
+
+from .._validation import IllConditionedWarning, check_array, check_positive_int, check_random_state, check_views
+from ..observable import _check_gap_options
+
+#: the estimation routes of the multi-view and topic estimators
+_METHODS = ("observable", "tensor")
+#: densities below this floor count as this floor in logarithms (no log 0)
+_TINY = 1e-300
+
+
+class _Estimator:
+    """Minimal scikit-learn estimator protocol: ``get_params``, ``set_params``, ``repr``."""
+
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Hyper-parameters as a dict (scikit-learn protocol)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set hyper-parameters (scikit-learn protocol); returns ``self``."""
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; valid: {valid}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _check_common(self):
+        k = check_positive_int(self.n_components, "n_components")
+        if not isinstance(self.method, str) or self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        _check_gap_options(self.min_gap, self.max_retries)
+        rng = check_random_state(self.random_state)
+        return k, rng
+
+    def _check_fitted(self, attr):
+        if not hasattr(self, attr):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+
+def _clip_weights(w, what="weights"):
+    """Clip estimated mixing weights to >= 0 and renormalise (warning when clipping was needed)."""
+    w = np.asarray(w, float).copy()
+    if not np.all(np.isfinite(w)):
+        raise RuntimeError(f"the estimated {what} are not finite; the moments are too noisy or degenerate")
+    if np.any(w < 0):
+        warnings.warn(
+            f"{int(np.sum(w < 0))} estimated {what} were negative (smallest {w.min():.3g}) and were "
+            "clipped to 0 before renormalising; the sample may be too small for n_components",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        w = np.maximum(w, 0.0)
+    total = w.sum()
+    if not total > 0:
+        raise RuntimeError(f"the estimated {what} are all zero or negative; estimation failed")
+    return w / total
+
+
+def _rademacher(n):
+    """Balanced random signs from a fixed seed (the noise check must not depend on random_state)."""
+    eps = np.ones(n)
+    eps[np.random.default_rng(0).permutation(n)[: n // 2]] = -1.0
+    return eps
+
+
+def _spectral_norm(A):
+    """Largest singular value; Lanczos (ARPACK, deterministic start) for large matrices."""
+    if min(A.shape) <= 500:
+        return float(sla.svdvals(A)[0])
+    return float(spla.svds(A, k=1, v0=np.ones(min(A.shape)), return_singular_vectors=False)[0])
+
+
+#: warn when the k-th singular value is below this multiple of the complement noise
+_NOISE_FACTOR = 1.5
+
+
+def _warn_noise_level(k, s_k, E, L, R, what):
+    r"""Warn when the k-th singular value of a pairs matrix is at the level of its sampling noise.
+
+    ``E`` is a symmetrised (Rademacher) copy of the sampling error,
+    :math:`\frac1n\sum_i\varepsilon_i x_{a,i}x_{b,i}^\top` with balanced random signs (half the
+    difference of the pairs matrices of two random halves of the sample), and ``L``, ``R`` the top
+    k−1 left/right singular vectors of the pairs matrix. If there were only k−1 components, the
+    k-th singular value would be the largest singular value of the error restricted to the
+    complement of ``L`` and ``R``, which :math:`\|(I-LL^\top)E(I-RR^\top)\|_2` estimates; a
+    genuine k-th component stands clearly above it. Warns (``IllConditionedWarning``) below
+    1.5 times that level.
+    """
+    Ec = E - L @ (L.T @ E)
+    Ec = Ec - (Ec @ R) @ R.T
+    noise = _spectral_norm(Ec)
+    if s_k < _NOISE_FACTOR * noise:
+        warnings.warn(
+            f"singular value number {k} ({s_k:.2e}) of {what} is at the level of its sampling noise "
+            f"({noise:.2e}, estimated by splitting the sample): n_components={k} may exceed the number "
+            "of components these data identify (Condition 3.1), and the weakest components are unreliable",
+            IllConditionedWarning,
+            stacklevel=3,
+        )
+
+
+class _ProductMixture(_Estimator):
+    """Inference shared by the baselines: p(x1, x2, x3) = Σ_h π_h Π_v p_v(x_v | h)."""
+
+    def _check_view_index(self, view):
+        self._check_fitted("weights_")
+        n_views = len(self.n_features_in_)
+        if isinstance(view, bool) or not isinstance(view, (numbers.Integral, np.integer)):
+            raise TypeError(f"view must be an int, got {type(view).__name__}")
+        if not 0 <= view < n_views:
+            raise ValueError(f"view={view} must be in 0..{n_views - 1}")
+        return int(view)
+
+    def _check_points(self, x, view):
+        d = self.n_features_in_[view]
+        x = np.asarray(x, dtype=float) if not isinstance(x, (str, bytes)) and x is not None else x
+        if isinstance(x, np.ndarray) and x.ndim == 1 and d == 1:
+            x = x[:, None]
+        x = check_array(x, "x", ndim=2)
+        if x.shape[1] != d:
+            raise ValueError(f"x has {x.shape[1]} columns but view {view} has {d}")
+        return x
+
+    def _log_joint(self, views):
+        self._check_fitted("weights_")
+        views = check_views(views, n_views=len(self.n_features_in_), min_rows=1, allow_sparse=False)
+        L = np.log(np.maximum(self.weights_, _TINY))[None, :]
+        for v, X in enumerate(views):
+            L = L + np.log(np.maximum(self.conditional_density(X, view=v), _TINY))
+        return L
+
+    def predict_proba(self, views):
+        """Posterior probabilities of the components given all views, (n_samples, n_components)."""
+        L = self._log_joint(views)
+        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+
+    def predict(self, views):
+        """Maximum-a-posteriori component of each sample, (n_samples,) ints."""
+        return np.argmax(self._log_joint(views), axis=1)
+
+    def score(self, views, y=None):
+        """Average log-likelihood per sample of ``views`` under the fitted mixture."""
+        return float(np.mean(logsumexp(self._log_joint(views), axis=1)))
