@@ -1,18 +1,19 @@
 r"""The three-view mixture model (Anandkumar, Hsu & Kakade 2012 §3.1).
 
-A hidden :math:`h\in[k]` with :math:`\Pr[h=j]=w_j`; given h the views
-:math:`x_1,x_2,x_3` are independent with :math:`E[x_v\mid h=j]=\mu_{v,j}`, the j-th
+A hidden component :math:`h\in[k]` with :math:`\Pr[h]=w_h`; given h the views
+:math:`x_1,x_2,x_3` are independent with :math:`E[x_v\mid h]=\mu_{v,h}`, the h-th
 column of :math:`M_v\in\mathbb R^{d_v\times k}`. Two conditional laws are
 provided:
 
-* ``"categorical"``: :math:`x_v=e_i` with probability :math:`(M_v)_{ij}` (columns of
+* ``"categorical"``: :math:`x_v=e_i` with probability :math:`(M_v)_{ih}` (columns of
   :math:`M_v` are probability vectors; three words of a single-topic document);
 * ``"gaussian"``: :math:`x_v=\mu_{v,h}+\sigma z`, :math:`z\sim N(0,I)`.
 
-Either way the population moments are (Lemma 3.1)
+Either way the population moments are (Lemma 3.1; derived and checked in
+:doc:`/chapters/01_multiview_moments`)
 
 .. math:: P_{ab}=M_a\operatorname{diag}(w)M_b^\top,\qquad
-          P_{123}=\sum_j w_j\,\mu_{1,j}\otimes\mu_{2,j}\otimes\mu_{3,j},\qquad
+          P_{123}=\sum_h w_h\,\mu_{1,h}\otimes\mu_{2,h}\otimes\mu_{3,h},\qquad
           P_{123}(\eta)=M_1\operatorname{diag}(M_3^\top\eta)\operatorname{diag}(w)M_2^\top .
 """
 from __future__ import annotations
