@@ -92,8 +92,13 @@ def jennrich(T, rank, *, random_state=None) -> CPTensor:
             "exceeds the number of linearly independent components of T"
         )
     # eigenvectors of Ta Tb^{-1}: solve instead of forming the inverse
-    _, Vc = np.linalg.eig(np.linalg.solve(Tb.T, Ta.T).T)
-    Vc = np.real(Vc)
+    mu, Vz = np.linalg.eig(np.linalg.solve(Tb.T, Ta.T).T)
+    # Under noise two nearly equal ratios can turn into a complex-conjugate pair; the
+    # real and imaginary parts of one eigenvector of the pair span its real subspace.
+    Vc = np.real(Vz).copy()
+    for p in np.flatnonzero(mu.imag > 0):
+        q = int(np.argmin(np.abs(mu - np.conj(mu[p]))))
+        Vc[:, q] = np.imag(Vz[:, p])
     Vc /= np.linalg.norm(Vc, axis=0, keepdims=True)
     D = np.diag(np.linalg.solve(Vc, np.linalg.solve(Vc, Ta).T))  # diag(V^-1 Ta V^-T)
     lam = D / (Vc.T @ a)

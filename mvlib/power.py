@@ -1,5 +1,5 @@
-r"""The robust tensor power method (Song et al. 2014, Appendix 10, Algorithm 2;
-Anandkumar et al. 2014, Algorithm 1).
+r"""The robust tensor power method (Anandkumar et al. 2014, Algorithm 1; Song et al.
+2014, Appendix 10, Algorithm 2, differs only in its thresholded deflation).
 
 For a (nearly) orthogonally decomposable symmetric tensor
 :math:`T=\sum_{h=1}^k\lambda_h v_h^{\otimes3}` with orthonormal :math:`v_h` and
@@ -8,18 +8,25 @@ has the :math:`v_h` as attracting fixed points (quadratic convergence). The
 robust method draws L starts uniformly on the sphere, runs N iterations from
 each, keeps the start maximising :math:`T(\theta,\theta,\theta)`, refines it for N
 more iterations, sets :math:`\lambda=T(v,v,v)` and deflates
-:math:`T\leftarrow T-\lambda v^{\otimes 3}`. Theorem 3 of Song et al. (2014)
-(Anandkumar et al. 2014, Thm. 5.1) bounds the error by
-:math:`\|v_h-\hat v_h\|\le 8\epsilon/\lambda_h` and :math:`|\lambda_h-\hat\lambda_h|\le 5\epsilon`
-when :math:`\|T-\hat T\|\le\epsilon` is small enough.
+:math:`T\leftarrow T-\lambda v^{\otimes 3}`. This is Algorithm 1 of Anandkumar et al.
+(2014) with full deflation, and the result that covers it is their Theorem 5.1: for
+symmetric :math:`\hat T=T+E` with :math:`\|E\|\le\varepsilon\le C_1\lambda_{\min}/k`,
+:math:`N\ge C_2(\log k+\log\log(\lambda_{\max}/\varepsilon))` and
+:math:`L=\mathrm{poly}(k)\log(1/\delta)` restarts, with probability at least 1 − δ,
+:math:`\|v_h-\hat v_h\|\le 8\varepsilon/\lambda_h`, :math:`|\lambda_h-\hat\lambda_h|\le 5\varepsilon`
+and :math:`\|T-\sum_h\hat\lambda_h\hat v_h^{\otimes3}\|\le 55\varepsilon` (up to a permutation).
+Theorem 3 of Song et al. (2014) states the same bounds for Algorithm 2, whose
+deflation is conditional on a threshold :math:`\xi\ge 25\varepsilon`; it does not cover
+the full deflation used here (:math:`\xi=0`).
 
 Here every deflation step runs all L restarts as one batched operation: the
 L updates :math:`T(I,\theta_r,\theta_r)` are one matrix product of the packed
 mode-1 unfolding of T (k × k(k+1)/2, using the symmetry of modes 2 and 3) with
 the packed products :math:`(\theta_{r,j}\theta_{r,l})_{j\le l}` (L × k(k+1)/2).
-Cost per iteration O(L k³/2), memory O(L k² + k³). Deflation is applied to the whole tensor (the ``ξ = 0``
-variant of Algorithm 2's conditional deflation, which is what the analysis
-of Anandkumar et al. 2014 uses).
+Cost per iteration O(L k³/2), memory O(L k² + k³). Each run stops early once an
+update moves it by less than ``tol``, so N is an upper bound on its iterations.
+See :doc:`/chapters/02_whitening_power` for the statements, with their hypotheses, and
+the measurements.
 """
 from __future__ import annotations
 
@@ -211,11 +218,16 @@ def symmetric_spectral_norm(T, *, n_restarts: int = 200, n_iterations: int = 200
 
     See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
 
-    The maximum over many power-iteration runs (with both signs). It is a
-    lower bound that equals the norm when a run reaches the global maximiser
-    (for symmetric tensors the spectral norm is attained at u = v = w, Banach
-    1938). Use it to evaluate the ε of perturbation bounds; the Frobenius norm
-    is a guaranteed upper bound. Cost O(n_restarts · n_iterations · k³).
+    The maximum over many runs of the plain (unshifted) power iteration, run on
+    T and on −T (for a symmetric T, T(−u, −u, −u) = −T(u, u, u), so the second
+    sign only adds restarts). It is a lower bound that equals the norm when a run
+    reaches the global maximiser (for symmetric tensors the spectral norm is
+    attained at u = v = w, Banach 1938); computing it exactly is NP-hard in
+    general (Hillar and Lim 2013). On tensors that are not orthogonally
+    decomposable the unshifted iteration need not converge; the shifted symmetric
+    higher-order power method (SS-HOPM, Kolda and Mayo 2011) is the standard
+    convergent variant. Use it to evaluate the ε of perturbation bounds; the
+    Frobenius norm is a guaranteed upper bound. Cost O(n_restarts · n_iterations · k³).
     """
     T = check_cubic_tensor(T)
     k = T.shape[0]
