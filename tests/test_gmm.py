@@ -60,7 +60,7 @@ def test_recovers_means_weights_and_variances(rng):
     assert np.isfinite(g.score(X[:500]))
 
 
-def test_common_variance_done_when_case_small(rng):
+def test_common_variance_small_case(rng):
     X, M, w, _ = _sample(rng, 60_000, 20, 5, np.full(5, 0.5))
     g = SpectralGMM(5, random_state=1).fit(X)
     assert np.max(mvlib.column_errors(M, g.means_.T, relative=True)) < 0.03
