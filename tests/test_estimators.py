@@ -284,3 +284,49 @@ def test_topic_model_bad_input(X, kwargs, exc, match):
     params = {"n_components": 2, **kwargs}
     with pytest.raises(exc, match=match):
         mvlib.SpectralTopicModel(**params).fit(X)
+
+
+# --------------------------------------------------------------------------- product-mixture EM baseline
+def _mixed_views(n, seed):
+    gen = np.random.default_rng(2024)
+    M = [3 * gen.standard_normal((8, 3)), gen.gamma(2.0, 1.5, size=(10, 3)), gen.uniform(0.1, 0.9, size=(12, 3))]
+    w = np.array([0.5, 0.3, 0.2])
+    rng = np.random.default_rng(seed)
+    h = rng.choice(3, size=n, p=w)
+    X = [M[0][:, h].T + rng.standard_normal((n, 8)), rng.poisson(M[1][:, h].T).astype(float),
+         (rng.random((n, 12)) < M[2][:, h].T).astype(float)]
+    return M, w, X
+
+
+def test_product_mixture_em_recovers_the_mixed_model_from_both_starts():
+    from mvlib.baselines import ProductMixtureEM
+
+    M, w, X = _mixed_views(5000, 1)
+    fits = [ProductMixtureEM(3, init="spectral", random_state=0).fit(X),
+            ProductMixtureEM(3, init="random", n_init=3, random_state=0).fit(X)]
+    for em in fits:
+        perm, _ = mvlib.match_columns(M[0], em.means_[0].T)
+        for Mv, Mh in zip(M, em.means_):
+            assert np.linalg.norm(Mh[perm].T - Mv) / np.linalg.norm(Mv) < 0.05
+        assert np.abs(em.weights_[perm] - w).max() < 0.03
+        assert np.all(np.diff(em.log_likelihood_trace_) > -1e-9)       # EM never decreases it
+        assert em.variances_[1] is None and em.variances_[0].shape == (3, 8)
+        np.testing.assert_allclose(em.predict_proba(X).sum(axis=1), 1.0)
+        assert abs(em.score(X) - em.log_likelihood_) < 1e-3
+    assert abs(fits[0].log_likelihood_ - fits[1].log_likelihood_) < 1e-4
+
+
+def test_product_mixture_em_bad_input():
+    from mvlib.baselines import ProductMixtureEM
+
+    _, _, X = _mixed_views(200, 2)
+    with pytest.raises(ValueError, match="kinds must list one of"):
+        ProductMixtureEM(3, kinds=("gaussian", "poisson")).fit(X)
+    with pytest.raises(ValueError, match="X2 must hold non-negative integer counts"):
+        ProductMixtureEM(3).fit([X[0], X[1] + 0.5, X[2]])
+    with pytest.raises(ValueError, match="X3 must hold 0/1 indicators"):
+        ProductMixtureEM(3).fit([X[0], X[1], 2 * X[2]])
+    with pytest.raises(ValueError, match="init must be 'random', 'spectral'"):
+        ProductMixtureEM(3, init="kmeans").fit(X)
+    with pytest.raises(ValueError, match="X1 has 200 rows but X2 has 199"):
+        ProductMixtureEM(3).fit([X[0], X[1][:199], X[2]])
