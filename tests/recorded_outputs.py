@@ -64,17 +64,85 @@ def cell_options(cell) -> dict:
     return options
 
 
-def compare_notebooks(recorded, executed, patterns=None) -> list[str]:
+def _hidden_glue(output) -> str | None:
+    """The key of a glue output stored without display (``glue(..., display=False)``)."""
+    meta = output.get("metadata", {}).get("scrapbook")
+    return meta["name"] if meta and meta.get("mime_prefix") else None
+
+
+def split_glue(notebook) -> dict:
+    """Remove the hidden glue outputs from a notebook's cells; return them by key.
+
+    The book build does the same before it writes ``_build/jupyter_execute/X.ipynb``: it moves
+    those outputs to ``X.glue.json``, with the ``application/papermill.record/`` prefix of
+    their MIME types stripped. Both sides are brought to that form before comparing.
+    """
+    glue = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for output in cell.get("outputs", []):
+            key = _hidden_glue(output)
+            if key is None:
+                kept.append(output)
+                continue
+            prefix = output["metadata"]["scrapbook"]["mime_prefix"]
+            glue[key] = {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in output["data"].items()}
+        cell.outputs = kept
+    return glue
+
+
+def read_executed_glue(executed_path: Path) -> dict:
+    """The glue values the book build extracted from an executed notebook (``X.glue.json``)."""
+    import json
+
+    path = executed_path.with_suffix(".glue.json")
+    if not path.exists():
+        return {}
+    return {k: v.get("data", {}) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def compare_glue(recorded_glue: dict, executed_glue: dict, patterns) -> list[str]:
+    """Glued values compare like outputs: same keys, same text after sanitisation."""
+    cell = _Cell(patterns)
+    problems = []
+    missing, extra = sorted(set(recorded_glue) - set(executed_glue)), sorted(set(executed_glue) - set(recorded_glue))
+    if missing:
+        problems.append(f"glue keys recorded but not produced by the run: {missing}")
+    if extra:
+        problems.append(f"glue keys produced by the run but not recorded: {extra}")
+    for key in sorted(set(recorded_glue) & set(executed_glue)):
+        ref = {m: cell.sanitize(v) for m, v in recorded_glue[key].items() if m not in SKIP_COMPARE}
+        run = {m: cell.sanitize(v) for m, v in executed_glue[key].items() if m not in SKIP_COMPARE}
+        if ref != run:
+            problems.append(f"glue {key!r}: recorded {ref} but the run glued {run}")
+    return problems
+
+
+def compare_notebooks(recorded, executed, patterns=None, executed_glue=None) -> list[str]:
     """Differences between two notebooks' code-cell outputs, as nbval would report them.
 
-    ``recorded`` and ``executed`` are nbformat notebooks (or paths). Returns one message per
-    failing cell (empty when they agree): a changed source, a changed output, an error.
+    ``recorded`` and ``executed`` are nbformat notebooks (or paths). Hidden glue outputs are
+    compared by key (``executed_glue``: the build's ``X.glue.json``, read automatically when
+    ``executed`` is a path; otherwise taken from ``executed``'s own outputs). Returns one
+    message per failing cell or glue key (empty when they agree): a changed source, a changed
+    output, a changed glued value, an error.
     """
+    if executed_glue is None and not isinstance(executed, nbformat.NotebookNode):
+        executed_glue = read_executed_glue(Path(executed))
     if not isinstance(recorded, nbformat.NotebookNode):
         recorded = nbformat.read(str(recorded), as_version=4)
     if not isinstance(executed, nbformat.NotebookNode):
         executed = nbformat.read(str(executed), as_version=4)
+    recorded, executed = nbformat.from_dict(recorded), nbformat.from_dict(executed)  # copies
     patterns = sanitize_patterns() if patterns is None else patterns
+    recorded_glue = split_glue(recorded)
+    run_glue = split_glue(executed)
+    if executed_glue is None:
+        executed_glue = run_glue
+    else:
+        executed_glue = {**run_glue, **executed_glue}
     ref_cells = [c for c in recorded.cells if c.cell_type == "code"]
     run_cells = [c for c in executed.cells if c.cell_type == "code"]
     if [c.source for c in ref_cells] != [c.source for c in run_cells]:
@@ -100,7 +168,7 @@ def compare_notebooks(recorded, executed, patterns=None) -> list[str]:
         )
         if not ok:
             problems.append(f"cell {number}: outputs differ\n" + "\n".join(cell.comparison_traceback))
-    return problems
+    return problems + compare_glue(recorded_glue, executed_glue, patterns)
 
 
 def _copy(outputs):

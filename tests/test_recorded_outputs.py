@@ -121,3 +121,19 @@ def test_a_stale_build_is_reported():
     ref = _nb(_cell("print(1)", _stream("1\n")))
     run = _nb(_cell("print(2)", _stream("1\n")))
     assert "stale" in compare_notebooks(ref, run, patterns=[])[0]
+
+
+def test_glue_moved_out_by_the_build_is_compared_by_key():
+    # The book build moves hidden glue outputs out of the executed notebook into X.glue.json
+    # (MIME prefix stripped); the comparison must still see a changed glued value.
+    glue = nbformat.v4.new_output(
+        "display_data", data={"application/papermill.record/text/plain": "'0.031'"},
+        metadata={"scrapbook": {"name": "ch1_err", "mime_prefix": "application/papermill.record/"}})
+    ref = _nb(_cell("glue()", _stream("done\n"), glue))
+    run = _nb(_cell("glue()", _stream("done\n")))
+    same = {"ch1_err": {"text/plain": "'0.031'"}}
+    changed = {"ch1_err": {"text/plain": "'0.032'"}}
+    assert compare_notebooks(ref, run, patterns=[], executed_glue=same) == []
+    problems = compare_notebooks(ref, run, patterns=[], executed_glue=changed)
+    assert problems and "0.032" in problems[0]
+    assert compare_notebooks(ref, run, patterns=[], executed_glue={})  # a glue key went missing
