@@ -6,14 +6,14 @@ For a three-view mixture whose views are independent given h, and directions
 .. math::
    P_{123}(\phi,\psi) := E[x_1x_2^\top\langle\phi,x_3\rangle\langle\psi,x_3\rangle]
    = M_1\operatorname{diag}(g(\phi,\psi))\operatorname{diag}(w)M_2^\top,\qquad
-   g_t(\phi,\psi)=\langle\phi,\mu_{3,t}\rangle\langle\psi,\mu_{3,t}\rangle+\langle\phi,\Sigma_{3,t}\psi\rangle,
+   g_h(\phi,\psi)=\langle\phi,\mu_{3,h}\rangle\langle\psi,\mu_{3,h}\rangle+\langle\phi,\Sigma_{3,h}\psi\rangle,
 
 so :math:`F_{123}(\phi,\psi)=(U_1^\top P_{123}(\phi,\psi)U_2)(U_1^\top P_{12}U_2)^{-1}
 =(U_1^\top M_1)\operatorname{diag}(g(\phi,\psi))(U_1^\top M_1)^{-1}` is diagonalised by the
 same eigenvectors :math:`U_1^\top M_1` as :math:`B_{123}(\eta)`. Taking
 :math:`\phi=e_i,\psi=e_j` for all i ≤ j gives every entry of the second moments
-:math:`G_t=E[x_3x_3^\top\mid h=t]=\mu_{3,t}\mu_{3,t}^\top+\Sigma_{3,t}`, hence the covariances
-:math:`\Sigma_{3,t}=G_t-\mu_{3,t}\mu_{3,t}^\top`.
+:math:`G_h=E[x_3x_3^\top\mid h]=\mu_{3,h}\mu_{3,h}^\top+\Sigma_{3,h}`, hence the covariances
+:math:`\Sigma_{3,h}=G_h-\mu_{3,h}\mu_{3,h}^\top`.
 
 View 3 need not have distinct means: the eigenvectors can come from known view-1 means,
 or from :math:`F_{123}` itself (a random combination :math:`\sum_{ij}\Phi_{ij}F_{123}(e_i,e_j)`
@@ -52,10 +52,11 @@ def _projected_fourth(Y1, Y2, X3, chunk=_CHUNK):
 
 
 def view_covariances(views, n_components, *, means1=None, means3=None, random_state=None):
-    r"""Covariances :math:`\Sigma_{3,t}` (and second moments) of view 3 for each component.
+    r"""Covariances :math:`\Sigma_{3,h}` (and second moments) of view 3 for each component.
 
-    See :doc:`/chapters/04_three_view_mixtures` for Algorithm B, whose eigenvectors this
-    reuses.
+    See :doc:`/chapters/04_three_view_mixtures` (section on covariances) for the derivation of
+    :math:`F_{123}` with sympy, the exact check and the shared-mean case; Proposition 4.1 of
+    Anandkumar, Hsu & Kakade (2012).
 
     Parameters
     ----------
@@ -75,7 +76,7 @@ def view_covariances(views, n_components, *, means1=None, means3=None, random_st
     Returns
     -------
     dict with ``covariances`` (k, d3, d3) symmetric, ``second_moments`` (k, d3, d3)
-    :math:`G_t`, ``directions1`` (d1, k) — :math:`U_1R`, proportional to the view-1 means
+    :math:`G_h`, ``directions1`` (d1, k) — :math:`U_1R`, proportional to the view-1 means
     in the returned order.
 
     Cost O(n(d1 + d2)k + n k² d3² + d1 d2 min(d1, d2) + k³ d3²).

@@ -9,7 +9,7 @@ singular vectors of :math:`P_{12}`), the observable operator
           =(U_1^\top M_1)\operatorname{diag}(M_3^\top\eta)(U_1^\top M_1)^{-1}
 
 (Lemma 3.2; Lemma 2.2 for the topic model, where :math:`M_1=M_2=M_3=M`) has the
-columns of :math:`U_1^\top M_1` as eigenvectors and :math:`\langle\eta,\mu_{3,j}\rangle`
+columns of :math:`U_1^\top M_1` as eigenvectors and :math:`\langle\eta,\mu_{3,h}\rangle`
 as eigenvalues.
 
 Everything here works in **projected coordinates**: with :math:`\eta=U_3\theta`,
@@ -82,7 +82,7 @@ def observable_operator(P12, P123_eta, U1, U2):
 
     Lemma 3.2 of Anandkumar, Hsu & Kakade (2012) (Lemma 2.2 for the topic model):
     :math:`B_{123}(\eta)=(U_1^\top M_1)\operatorname{diag}(M_3^\top\eta)(U_1^\top M_1)^{-1}`,
-    so its eigenvalues are :math:`\langle\eta,\mu_{3,j}\rangle`.
+    so its eigenvalues are :math:`\langle\eta,\mu_{3,h}\rangle`.
 
     Parameters
     ----------
@@ -239,15 +239,15 @@ def _fix_signs(U):
 # --------------------------------------------------------------------------- Algorithm A
 def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retries: int = 20,
                 return_info: bool = False):
-    r"""Algorithm A (topic model): columns :math:`\hat\mu_j=U\xi_j/\langle\mathbf 1,U\xi_j\rangle`.
+    r"""Algorithm A (topic model): columns :math:`\hat\mu_h=U\xi_h/\langle\mathbf 1,U\xi_h\rangle`.
 
     See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
 
     Anandkumar, Hsu & Kakade (2012), Figure 1: with :math:`U` the top-k left singular
     vectors of Pairs, :math:`\eta=U\theta` for θ uniform on the unit sphere, the
-    eigenvectors :math:`\xi_j` of :math:`\hat B(\eta)=(U^\top\widehat{\mathrm{Triples}}(\eta)U)
+    eigenvectors :math:`\xi_h` of :math:`\hat B(\eta)=(U^\top\widehat{\mathrm{Triples}}(\eta)U)
     (U^\top\widehat{\mathrm{Pairs}}U)^{-1}` give the topics after normalising
-    :math:`U\xi_j` to sum 1 (Lemma 2.2). θ is the row of a random orthogonal Θ whose
+    :math:`U\xi_h` to sum 1 (Lemma 2.2). θ is the row of a random orthogonal Θ whose
     :math:`\hat B(U\theta)` has the best-separated real eigenvalues (every row is uniform
     on the sphere; this is the paper's "boosting the confidence" remark after Theorem 2.1).
 
@@ -265,7 +265,7 @@ def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retrie
         Redraws allowed before giving up with ``RuntimeError``.
     return_info : bool
         Also return a dict with ``"eta"`` (d,), the ``"eigenvalues"``
-        :math:`\langle\eta,\hat\mu_j\rangle` (k,) in column order, and ``"n_retries"``.
+        :math:`\langle\eta,\hat\mu_h\rangle` (k,) in column order, and ``"n_retries"``.
 
     Returns
     -------
@@ -334,7 +334,7 @@ def algorithm_b(T, P12, P13, P23=None, *, random_state=None, min_gap: float = 0.
 
     Returns
     -------
-    [A1, A2, A3] : arrays (k, k), column j = :math:`U_v^\top\hat\mu_{v,j}`; the means are
+    [A1, A2, A3] : arrays (k, k), column h = :math:`U_v^\top\hat\mu_{v,h}`; the means are
     :math:`U_vA_v`. Cost O(k⁴) per draw of Θ (k eigendecompositions) plus O(k⁴) for the
     eigenvalue matrices L.
     """

@@ -1,9 +1,9 @@
 r"""Three-view mixtures: :class:`MultiViewMixture` (Anandkumar, Hsu & Kakade 2012 §3;
 Anandkumar et al. 2014 §3.3).
 
-Model: a hidden :math:`h\in[k]` with :math:`\Pr[h=j]=w_j`; given h the three views
-are independent with :math:`E[x_v\mid h=j]=\mu_{v,j}`, the columns of :math:`M_v`
-(Condition 3.1: :math:`w_j>0`, every :math:`M_v` of full column rank). Only
+Model: a hidden :math:`h\in[k]` with :math:`\Pr[h]=w_h`; given h the three views
+are independent with :math:`E[x_v\mid h]=\mu_{v,h}`, the columns of :math:`M_v`
+(Condition 3.1: :math:`w_h>0`, every :math:`M_v` of full column rank). Only
 conditional means are modelled: views may be Gaussian, categorical (one-hot),
 counts, anything with finite conditional means (identifiability) and finite conditional
 variances (the :math:`n^{-1/2}` rate).
@@ -51,7 +51,7 @@ class MultiViewMixture(_Estimator):
         whitened by :func:`mvlib.whitening_matrix` of :math:`E[\tilde x_1\tilde x_2^\top]`,
         whitened triples from the data (:func:`mvlib.whitened_triples`),
         :func:`mvlib.tensor_power_method`, un-whitening (:func:`mvlib.dewhiten`):
-        :math:`\mu_{3,j}=\lambda_j(W^\top)^+v_j`, :math:`w_j=\lambda_j^{-2}`,
+        :math:`\mu_{3,h}=\lambda_h(W^\top)^+v_h`, :math:`w_h=\lambda_h^{-2}`,
         :math:`M_1=S_1^{-1}M_3`, :math:`M_2=S_2^{-1}M_3` (Anandkumar et al. 2014 §3.3, §4.3).
     random_state : None, int or numpy.random.Generator
         Randomness of Θ (observable) or of the power-method starts (tensor).
@@ -64,7 +64,7 @@ class MultiViewMixture(_Estimator):
     Attributes
     ----------
     means_ : list of three arrays (n_components, d_v)
-        Row j of ``means_[v]`` estimates :math:`\mu_{v+1,j}`; all views share one order.
+        Row h of ``means_[v]`` estimates :math:`\mu_{v+1,h}`; all views share one order.
     weights_ : array (n_components,)
         Mixing weights, non-negative, summing to 1.
     n_retries_ : int
