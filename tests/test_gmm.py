@@ -200,3 +200,21 @@ def test_third_order_correction_public_and_alias(rng):
     want = sum(np.einsum("p,q,r->pqr", a, g, g) + np.einsum("p,q,r->pqr", g, a, g)
                + np.einsum("p,q,r->pqr", g, g, a) for g in B)
     np.testing.assert_allclose(C, want, atol=1e-12)
+
+
+def test_anisotropic_noise_refused(rng):
+    """Noise that is not spherical spreads the d-k+1 'noise' eigenvalues; when the weakest
+    mean direction does not stand out of that spread, the fit is refused."""
+    n, d = 20_000, 6
+    M = np.zeros((d, 3))
+    M[0] = [3.0, -3.0, 0.0]
+    M[1] = [0.0, 1.5, -1.5]
+    M += 5.0                                   # away from the origin: independent means
+    h = rng.choice(3, size=n)
+    scales = np.array([1.0, 1.0, 2.0, 0.3, 1.5, 0.5])   # anisotropic noise
+    X = M[:, h].T + scales * rng.standard_normal((n, d))
+    with pytest.raises(ValueError, match="within the noise level"):
+        SpectralGMM(3, random_state=0).fit(X)
+    # the same means with spherical noise are accepted
+    Xs = M[:, h].T + rng.standard_normal((n, d))
+    SpectralGMM(3, random_state=0).fit(Xs)

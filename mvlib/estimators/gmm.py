@@ -163,8 +163,10 @@ class SpectralGMM:
     has multiplicity one, so the data cannot show whether the smallest covariance
     eigenvalues are equal, the model's testable prediction; d > k is the practical choice.
     Raises ``ValueError`` when k > d, and when the k-th eigenvalue of
-    :math:`\mathcal M_2` does not stand out of the sampling noise (the rank condition
-    cannot be confirmed from these data).
+    :math:`\mathcal M_2` does not stand out of the sampling noise, i.e. is at most
+    3·max(spread of the d − k + 1 noise eigenvalues, :math:`2\bar\sigma^2\sqrt{d/n}`): the
+    rank condition cannot be confirmed from these data (too few samples, means too close
+    or nearly dependent, or noise that is not spherical).
     """
 
     def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
