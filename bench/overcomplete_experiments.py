@@ -9,7 +9,7 @@ Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/overcomplete_experiments.py`` (ab
   spherical mixture :math:`N(a_j, I/d)`; the power updates alone (``refine=False``, the
   estimator's default N = 2 for labelled starts). Median error
   :math:`\min_\pm\|\hat a_j\pm a_j\|` against :math:`\sqrt k/d` (the approximation term of
-  seed 004, eq. 3), plus the large case d = 200, k = 300 for three seeds with all
+  Anandkumar, Ge & Janzamin 2015, eq. 3), plus the large case d = 200, k = 300 for three seeds with all
   300 errors of seed 0.
 * ``chapters/data/overcomplete_error_vs_n.json`` — d = 50, k = 75, equal weights, data
   from the spherical mixture with ζ² = 1/d, n = 10³ … 3·10⁵; the Lemma 1 moment of the data

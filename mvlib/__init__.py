@@ -92,10 +92,10 @@ __all__ += [
 ]
 
 from . import baselines
-from .baselines import HistogramSpectral, NonparametricEM, UnigramMixtureEM
+from .baselines import HistogramSpectral, NonparametricEM, ProductMixtureEM, UnigramMixtureEM
 from .kernels import silverman_bandwidth
 
-__all__ += ["HistogramSpectral", "NonparametricEM", "UnigramMixtureEM", "silverman_bandwidth"]
+__all__ += ["HistogramSpectral", "NonparametricEM", "ProductMixtureEM", "UnigramMixtureEM", "silverman_bandwidth"]
 
 from . import hmm
 from .estimators import SpectralHMM

@@ -6,9 +6,9 @@ view in a reproducing kernel Hilbert space. This module holds the kernels
 * the normalised Gaussian RBF kernel
   :math:`\kappa(x,x')=\exp(-\|x-x'\|^2/2s^2)/(\sqrt{2\pi}s)^d` — a probability density in
   :math:`x` for every :math:`x'`, so that :math:`\langle\phi(x),\hat\mu_{X|h}\rangle` is a
-  kernel density estimate (seed 000, §4 and Remark 3);
+  kernel density estimate (Song et al. 2014, §4 and Remark 3);
 * the delta kernel :math:`\delta(x,x')=[x=x']`, whose feature map is the one-hot encoding
-  of a discrete variable (seed 000, Example 1);
+  of a discrete variable (Song et al. 2014, Example 1);
 
 their Gram matrices computed block by block (memory bounded by the block size), and
 low-rank factors :math:`K\approx GG^\top` (pivoted incomplete Cholesky, Nyström) that let

@@ -1,6 +1,6 @@
 r"""Overcomplete tensor decomposition by alternating asymmetric power updates.
 
-Anandkumar, Ge & Janzamin (seed 004), "Provable learning of overcomplete latent
+Anandkumar, Ge & Janzamin (2015), "Provable learning of overcomplete latent
 variable models". A third-order tensor
 
 .. math:: T=\sum_{j=1}^k w_j\,a_j\otimes b_j\otimes c_j,\qquad T\in\mathbb R^{d\times d\times d},
@@ -147,7 +147,7 @@ class ThirdMomentOperator:
               -\zeta^2\sum_{i=1}^d\big(m\otimes e_i\otimes e_i+e_i\otimes m\otimes e_i
               +e_i\otimes e_i\otimes m\big),
 
-    the empirical version of seed 004, Lemma 1 / eq. (2) (Hsu & Kakade 2013),
+    the empirical version of Anandkumar, Ge & Janzamin 2015, Lemma 1 / eq. (2) (Hsu & Kakade 2013),
     whose population value is :math:`\sum_j w_j a_j^{\otimes 3}` for a mixture of
     spherical Gaussians :math:`N(a_j, \zeta^2 I)`. Its contractions are computed
     from the data in closed form:
@@ -358,7 +358,7 @@ def _resolve_symmetric(op, symmetric, given_bc):
 # ---------------------------------------------------------------------------- Algorithm 1
 def asymmetric_power_updates(T, A, B=None, C=None, *, n_iterations: int = 100, tol: float = 1e-10,
                              symmetric="auto"):
-    r"""Algorithm 1 of seed 004: the alternating asymmetric power updates (eq. 1) from given starts.
+    r"""Algorithm 1 of Anandkumar, Ge & Janzamin (2015): the alternating asymmetric power updates (eq. 1) from given starts.
 
     .. math:: a\leftarrow\frac{T(I,b,c)}{\|T(I,b,c)\|},\quad
               b\leftarrow\frac{T(a,I,c)}{\|T(a,I,c)\|},\quad
@@ -457,7 +457,7 @@ def _top_pairs_operator(op, Theta, n_iterations, rng, block=2):
 
 
 def svd_initialization(T, n_restarts: int, *, random_state=None, n_svd_iterations: int = 15):
-    r"""Procedure 3 of seed 004: starts from the top singular pairs of random slices.
+    r"""Procedure 3 of Anandkumar, Ge & Janzamin (2015): starts from the top singular pairs of random slices.
 
     For each restart draw :math:`\theta\sim N(0,I_d)`, take the top left/right
     singular vectors :math:`u_1, v_1` of :math:`T(I,I,\theta)` (d × d) and set
@@ -561,7 +561,7 @@ def _check_epsilon(epsilon):
 
 def cluster_restarts(T, weights, A, B, C, n_components: int, *, epsilon: float = 1.4,
                      n_iterations: int = 10, tol: float = 1e-10, symmetric="auto"):
-    r"""Procedure 2 of seed 004: pick k cluster centres among the results of Algorithm 1.
+    r"""Procedure 2 of Anandkumar, Ge & Janzamin (2015): pick k cluster centres among the results of Algorithm 1.
 
     Repeat k times: among the remaining tuples :math:`(\hat w_\tau,\hat a_\tau,\hat b_\tau,\hat c_\tau)`
     take the one with the largest :math:`|\hat w_\tau|=|T(\hat a_\tau,\hat b_\tau,\hat c_\tau)|`,
@@ -610,7 +610,7 @@ def cluster_restarts(T, weights, A, B, C, n_components: int, *, epsilon: float =
 
 # ---------------------------------------------------------------------------- labels
 def labelled_initialization(X, labels, n_components: int):
-    r"""Semi-supervised starts (seed 004, §3, Theorem 1): normalised means of labelled samples.
+    r"""Semi-supervised starts (Anandkumar, Ge & Janzamin 2015, §3, Theorem 1): normalised means of labelled samples.
 
     For each component j the start is :math:`\hat a_j/\|\hat a_j\|` with
     :math:`\hat a_j=\frac1{m_j}\sum_{l\le m_j}x_j^{(l)}`, the mean of the
@@ -684,7 +684,7 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
     r"""CP-ALS refinement of a decomposition :math:`T\approx\sum_j w_j a_j\otimes b_j\otimes c_j`.
 
     The power updates stop at fixed points that carry an O(√k/d) bias from the
-    other components (seed 004, eq. 3); alternating least squares started there
+    other components (Anandkumar, Ge & Janzamin 2015, eq. 3); alternating least squares started there
     removes it on an exact tensor. An explicit tensor goes to tensorly's
     ``parafac(T, rank, init=CPTensor((weights, factors)))``; a
     :class:`ThirdMomentOperator` gets the same ALS steps written with operator
@@ -742,7 +742,7 @@ def random_overcomplete_tensor(d: int, k: int, random_state=None, *, weights=Non
     r"""A symmetric tensor :math:`T=\sum_{j=1}^k w_j a_j^{\otimes3}` with random unit :math:`a_j`.
 
     The :math:`a_j` are i.i.d. uniform on the sphere :math:`S^{d-1}` (the random
-    incoherent components of seed 004, Remark 1); k may exceed d. See
+    incoherent components of Anandkumar, Ge & Janzamin 2015, Remark 1); k may exceed d. See
     :doc:`/chapters/02_whitening_power` for the orthogonal case
     (derived in :doc:`/chapters/09_overcomplete`).
 

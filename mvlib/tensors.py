@@ -81,7 +81,7 @@ def symmetric_outer(v):
 
 
 def symmetrize3(xi1, xi2, xi3):
-    r"""The cyclic symmetrisation of seed 000 §5.2 (Song et al. 2014):
+    r"""The cyclic symmetrisation of Song et al. (2014), §5.2:
 
     See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
 

@@ -4,7 +4,7 @@ The joint embedding :math:`\mathcal C_{X_{1:d}}=\E[\otimes_{j=1}^d\phi(X_j)]` of
 variables whose dependence runs through a chain of hidden variables
 :math:`Z_1-Z_2-\dots-Z_{d-1}` has low-rank reshapings
 :math:`\mathcal C_{X_{1:k};X_{k+1:d}}` (rank at most the number of hidden states at the
-cut). Algorithm 1 of Song & Dai (seed 003) exploits this: SVD of the reshaping
+cut). Algorithm 1 of Song & Dai (2013) exploits this: SVD of the reshaping
 :math:`\mathcal A_1=\mathcal C_{X_1;X_{2:d}}`, keep :math:`\mathcal U_r`, reshape
 :math:`\mathcal S_r\mathcal V_r^\top` into :math:`\mathcal B_2`, repeat. The result is a
 chain of cores :math:`\mathcal G_1,\dots,\mathcal G_d` — a tensor train, held here as a
@@ -15,7 +15,7 @@ chain of cores :math:`\mathcal G_1,\dots,\mathcal G_d` — a tensor train, held 
   :math:`\epsilon_k` of every reshaping of the tensor itself (the ε of Theorem 1).
 * :class:`mvlib.LatentTreeEmbedding` (in :mod:`mvlib.estimators.tree`) runs the same chain on the empirical embedding
   :math:`\widehat{\mathcal C}=\frac1n\sum_i\otimes_j\phi(x_j^i)` using kernel matrices
-  only (Algorithm 3, eqs. (17)–(21) of seed 003) and evaluates the decomposed embedding
+  only (Algorithm 3, eqs. (17)–(21) of Song & Dai 2013) and evaluates the decomposed embedding
   at new points (eqs. (19)–(20)): with the normalised Gaussian kernel that value is a
   density estimate, with the delta kernel an estimate of a probability table.
 
@@ -69,7 +69,7 @@ def tt_embedding(C, ranks, *, return_errors: bool = False):
     (r_{k-1}·n_k) × (n_{k+1}⋯n_d); :math:`\mathcal A_1=\mathcal C_{X_1;X_{2:d}}`), keeps
     the leading ``ranks[k-1]`` left singular vectors as core
     :math:`\mathcal G_k` (shape (r_{k-1}, n_k, r_k)) and continues with
-    :math:`\mathcal B_{k+1}=\mathcal S_r\mathcal V_r^\top` (seed 003, Appendix A). This is
+    :math:`\mathcal B_{k+1}=\mathcal S_r\mathcal V_r^\top` (Song & Dai 2013, Appendix A). This is
     the TT-SVD of ``tensorly.decomposition.tensor_train``; unlike it, the truncation
     error of every step is returned. See :doc:`/chapters/08_latent_trees`.
 
@@ -117,7 +117,7 @@ def reshaping_errors(C, ranks):
 
     :math:`\epsilon_k=\min_{\mathrm{rank}\,M\le r_k}\|\mathcal C_{X_{1:k};X_{k+1:d}}-M\|_F`,
     the root sum of squares of the discarded singular values (Eckart–Young); Theorem 1
-    of seed 003 (eq. (22)) bounds the error of :func:`tt_embedding` by
+    of Song & Dai 2013 (eq. (22)) bounds the error of :func:`tt_embedding` by
     :math:`\sqrt{d-1}\max_k\epsilon_k`. See :doc:`/chapters/08_latent_trees`.
 
     Parameters

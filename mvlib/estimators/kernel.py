@@ -4,7 +4,7 @@ Song, Anandkumar, Dai & Xie (2014): a hidden :math:`h\in[k]` with :math:`P(h)=\p
 given h the views :math:`x_1,x_2,x_3` are independent with densities :math:`p_v(x\mid h)`
 of no parametric form. Each density is represented by its kernel embedding
 :math:`\mu_{X_v|h}=E[\phi(x_v)\mid h]`; the second and third order embeddings factor
-through them (seed 000, eqs. 8–11), and whitening + the tensor power method recover them.
+through them (Song et al. 2014, eqs. 8–11), and whitening + the tensor power method recover them.
 See :doc:`/chapters/07_kernel_embeddings`.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""Overcomplete tensor decomposition (Anandkumar, Ge & Janzamin, seed 004) as an estimator.
+r"""Overcomplete tensor decomposition (Anandkumar, Ge & Janzamin 2015) as an estimator.
 
 Pipeline of :meth:`OvercompleteTensorDecomposition.fit` (the building blocks live
 in :mod:`mvlib.overcomplete`):
@@ -74,7 +74,7 @@ _INITS = ("svd", "labels", "random")
 class OvercompleteTensorDecomposition:
     r"""Decompose :math:`T=\sum_{j=1}^k w_j a_j\otimes b_j\otimes c_j` with k possibly > d.
 
-    Alternating asymmetric power updates (seed 004, Algorithm 1, eq. 1) from SVD
+    Alternating asymmetric power updates (Anandkumar, Ge & Janzamin 2015, Algorithm 1, eq. 1) from SVD
     (Procedure 3), random or labelled starts, clustering of the restarts
     (Procedure 2) and an optional CP-ALS refinement. Works on an explicit tensor
     (:meth:`fit`) and on the Lemma 1 / eq. (2) third moment of data without any

@@ -26,7 +26,7 @@ class LatentTreeEmbedding(_Estimator):
     r"""Low-rank decomposition of an empirical kernel embedding along a chain (Algorithm 3).
 
     Decomposes :math:`\widehat{\mathcal C}_{X_{1:d}}=\frac1n\sum_{i=1}^n\otimes_{j=1}^d
-    \phi(x_j^i)` into the chain of Algorithm 1 using only kernel matrices (seed 003,
+    \phi(x_j^i)` into the chain of Algorithm 1 using only kernel matrices (Song & Dai 2013,
     Appendix A). With :math:`K_j^{ii'}=k(x_j^i,x_j^{i'})` and
     :math:`L_j=K_{j+1}\circ\dots\circ K_d`, step j solves the generalised eigenproblem
 
