@@ -94,6 +94,8 @@ class NonparametricEM(_ProductMixture):
     n_iter_ : int
     converged_ : bool
 
+    Notes
+    -----
     Cost O(m² Σ_v d_v) for the Gram matrices plus O(m² k V) per iteration (one matrix
     product :math:`K_v Z` per view); memory O(m²) per view when cached, O(m k) otherwise.
     """
@@ -360,6 +362,8 @@ class UnigramMixtureEM(_Estimator):
     converged_ : bool
         Whether the kept start met ``tol`` within ``max_iter``.
 
+    Notes
+    -----
     Cost O(n_iter · (nnz·k + d k)) per start for n documents with nnz non-zero counts.
     ``X`` is not modified.
     """
@@ -532,6 +536,8 @@ class ProductMixtureEM(_Estimator):
         :math:`-\log x!`); ``log_likelihood_trace_`` one value per iteration
     n_iter_ : int; ``converged_`` : bool
 
+    Notes
+    -----
     Cost O(n k Σ_v d_v) per iteration.
     """
 

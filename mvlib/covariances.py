@@ -79,6 +79,8 @@ def view_covariances(views, n_components, *, means1=None, means3=None, random_st
     :math:`G_h`, ``directions1`` (d1, k) — :math:`U_1R`, proportional to the view-1 means
     in the returned order.
 
+    Notes
+    -----
     Cost O(n(d1 + d2)k + n k² d3² + d1 d2 min(d1, d2) + k³ d3²).
     """
     X1, X2, X3 = check_views(views, allow_sparse=False)

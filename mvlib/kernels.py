@@ -139,6 +139,8 @@ def rbf_kernel(X, Y=None, bandwidth=1.0, normalize=True):
     -------
     ndarray (n_X, n_Y)
 
+    Notes
+    -----
     Squared distances come from :math:`\|x\|^2+\|y\|^2-2x^\top y` clipped at 0, computed in
     row blocks of at most 2²² entries, so the temporary memory beyond the output is bounded.
     Cost O(n_X n_Y d).
@@ -236,6 +238,8 @@ def incomplete_cholesky(X, kernel, rank, tol=1e-10, *, return_pivots=False):
     G : ndarray (n, r'), r' ≤ rank (fewer when the residual is already below the tolerance).
     P : int ndarray (r',), only with ``return_pivots=True``.
 
+    Notes
+    -----
     Cost O(n r² + n r d) time (r kernel columns), O(n r) memory; the n×n Gram matrix is
     never formed.
     """

@@ -138,6 +138,8 @@ def whitened_triples(X1, X2, X3, W1, W2, W3):
     -------
     ndarray (k1, k2, k3)
 
+    Notes
+    -----
     Cost O(n·Σ_v d_v k_v + n·k1 k2 k3) time, O(Σ_v d_v k_v + k1 k2 k3) memory
     beyond the inputs (samples are streamed in chunks of 8192 rows).
     """

@@ -271,6 +271,8 @@ def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retrie
     -------
     M : array (d, k), columns summing to 1 (may have small negative entries).
 
+    Notes
+    -----
     Cost O(d k² + k⁴) (k eigendecompositions per draw of Θ).
     """
     U = check_matrix(U, "U")

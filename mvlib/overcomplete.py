@@ -389,6 +389,8 @@ def asymmetric_power_updates(T, A, B=None, C=None, *, n_iterations: int = 100, t
     weights : (R,)  :math:`T(a_r,b_r,c_r)`
     A, B, C : (d, R) unit columns (the same array three times in symmetric mode)
 
+    Notes
+    -----
     Cost O(N R d³) for an explicit tensor (one third of it in symmetric mode),
     O(N R n d) for a :class:`ThirdMomentOperator`; memory O(R d + 2²² ).
     """
@@ -481,6 +483,8 @@ def svd_initialization(T, n_restarts: int, *, random_state=None, n_svd_iteration
     -------
     A, B, C : arrays (d, L), unit columns
 
+    Notes
+    -----
     Cost O(L d³) for an explicit tensor; O(n_svd_iterations · L · n d) for data.
     """
     op = _as_operator(T)
@@ -586,6 +590,8 @@ def cluster_restarts(T, weights, A, B, C, n_components: int, *, epsilon: float =
     weights (m,), A, B, C (d, m): the centres in the order found, m ≤ k (fewer
     when the pool runs out — draw more restarts then).
 
+    Notes
+    -----
     Cost O(k N d³) (explicit T; N is cut short by ``tol`` for converged tuples) +
     O(k L d) for the distances; a loop over the k centres, as the procedure is sequential.
     """
@@ -706,6 +712,8 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
     tensorly ``CPTensor`` (weights (k,), [A, B, C] with unit columns (d, k)); it
     unpacks as ``weights, [A, B, C] = als_refine(...)``.
 
+    Notes
+    -----
     Cost per sweep O(k d³) (explicit) or O(k n d + k² d + k³) (data).
     """
     op = _as_operator(T)

@@ -187,6 +187,8 @@ def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 10
         order and unit eigenvectors as the columns of V (k, rank), so that
         :math:`T\approx\sum_h\lambda_h v_h^{\otimes3}`.
 
+    Notes
+    -----
     Cost O(rank · (L + 1) · N · k³) time (early stopping usually cuts N to
     a handful), O(L k² + k³) memory.
     """

@@ -48,6 +48,8 @@ def multilinear(T, V1, V2, V3):
     -------
     array of shape (k1, k2, k3) with vector arguments' modes removed.
 
+    Notes
+    -----
     Cost O(d1 d2 d3 k1) for the first contraction (largest), through
     ``tensorly.tenalg.multi_mode_dot``.
     """

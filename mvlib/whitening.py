@@ -129,6 +129,8 @@ def symmetrize_views(P12, P13, P23):
     -------
     S1, S2 : arrays (k, k)
 
+    Notes
+    -----
     Cost O(k³) (two linear solves).
     """
     P12 = check_matrix(P12, "P12", square=True)

@@ -96,6 +96,8 @@ def spherical_moments(X, n_components):
     ``M2`` (d, d) :math:`\mathcal M_2=\sum_h w_h\mu_h\mu_h^\top` and
     ``noise_eigenvalues`` (d − k + 1,), the smallest eigenvalues of the sample covariance.
 
+    Notes
+    -----
     Cost O(n d²) for the covariance and for :math:`\tilde m`, O(d³) for the
     eigendecomposition.
     """
@@ -156,6 +158,8 @@ class SpectralGMM:
     covariances_ : (n_components,) spherical variances σ_h²
     precisions_ : (n_components,) 1/σ_h²
 
+    Notes
+    -----
     Cost of ``fit``: O(n d² + d³ + n d k + n k³) and the power method's
     O(k⁴ L N) — one pass over the data for each moment, no iterations over it.
 

@@ -170,6 +170,8 @@ class SpectralHMM(_Estimator):
         eigenvalues or the power method finds a non-positive eigenvalue (moments too noisy,
         or far from the model); Algorithm B still refuses k above the rank of the pairs.
 
+    Notes
+    -----
     Estimates that leave the simplex (possible with sampling noise) are projected back
     onto it (Euclidean projection, :func:`mvlib.hmm.project_simplex`). Cost O(n_samples k³ + d² k):
     one pass over the windows, no iterations over the data; ``score``/``predict`` cost

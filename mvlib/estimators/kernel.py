@@ -102,6 +102,8 @@ class KernelSpectral(_ProductMixture):
     observed values) and :meth:`conditional_density` clips negative values to 0 (no further
     renormalisation: the clipped mass is small where the fit is good).
 
+    Notes
+    -----
     Cost, m samples, basis size r (2m or m exact, ≤ rank low-rank): O(r m d + r² m + r³)
     for the features and whitening, O(m k³) for the tensor, memory O(m r).
     """

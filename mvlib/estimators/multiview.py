@@ -70,6 +70,8 @@ class MultiViewMixture(_Estimator):
     n_retries_ : int
         Redraws of Θ that were needed (``"observable"``; 0 for ``"tensor"``).
 
+    Notes
+    -----
     Everything runs in k-dimensional projected coordinates :math:`y_v=U_v^\top x_v`:
     cost O(n Σ_v d_v k + n k³ + d1 d2 min(d1, d2) + d1 d3 min(d1, d3)) for n samples,
     memory O(d1 d2 + d1 d3 + n k) besides the data. Inputs are not modified.

@@ -132,6 +132,8 @@ class OvercompleteTensorDecomposition:
     symmetric_ : bool  whether the symmetric updates were used
     n_features_in_ : int  d
 
+    Notes
+    -----
     Cost (explicit T, d×d×d): O(L N d³) for the batched power updates (a third with
     symmetric updates), O(L d³) for Procedure 3's slices and SVDs, O(k N d³ + k L d)
     for Procedure 2, O(k d³) per ALS sweep. On data (n samples) replace d³ by n d.

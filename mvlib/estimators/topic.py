@@ -131,6 +131,8 @@ class SpectralTopicModel(_Estimator):
     clipped_mass_ : float
         Largest fraction of a topic's estimated mass that was negative and clipped.
 
+    Notes
+    -----
     Cost O(nnz·k + Σ_d nnz_d² + n k³ + d² k + d k³) for n documents (the d×d pairs
     matrix is formed, never a d×d×d array). ``X`` is not modified.
     """

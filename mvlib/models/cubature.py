@@ -63,6 +63,8 @@ def multiview_gaussian_cubature(means, counts, sigmas):
     list of V arrays, view v of shape :math:`(\sum_h c_h\prod_{u}2d_u,\ d_v)`; row r of
     every view belongs to the same sample. Cost :math:`O(\sum_h c_h\prod_u 2d_u\cdot\sum_v d_v)`.
 
+    Notes
+    -----
     Used for the exact check of the Gaussian multi-view moments in chapter 1
     (:doc:`/chapters/01_multiview_moments`).
     """
@@ -119,6 +121,8 @@ def categorical_exact_data(weights, means, *, max_rows: int = 10**6):
     ``(views, h)``: a list of V arrays (N, d_v) of one-hot rows, and the labels (N,).
     Cost :math:`O(k\prod_v d_v + N\sum_v d_v)`.
 
+    Notes
+    -----
     Used for the exact check of the categorical multi-view moments in chapter 1
     (:doc:`/chapters/01_multiview_moments`).
     """
