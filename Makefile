@@ -65,7 +65,7 @@ $(STAMP): requirements.lock pyproject.toml
 # Always a clean build: an incremental build re-executes nothing and can hide a failing cell.
 book: $(STAMP)
 	rm -rf _build
-	$(BIN)/jupyter-book build . -W --keep-going
+	$(BIN)/jupyter-book build . -W --keep-going 2>&1 | tee .book-build.log
 	@echo "HTML: $(CURDIR)/_build/html/index.html"
 
 # Debian's Chromium for tests/test_browser.py (CI runs as root on a fresh machine).
@@ -116,7 +116,7 @@ lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^mvlib[= @]' > requirements.lock
 
 clean:
-	rm -rf _build .pytest_cache .hypothesis $(STAGES)
+	rm -rf _build .pytest_cache .hypothesis $(STAGES) .book-build.log
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean

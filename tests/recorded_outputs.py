@@ -175,32 +175,28 @@ def _copy(outputs):
     return [nbformat.from_dict(dict(o)) for o in outputs]
 
 
-def execution_seconds(executed) -> float | None:
-    """Wall time of one notebook's execution, from the timestamps nbclient records per cell."""
-    from datetime import datetime
-
-    if not isinstance(executed, nbformat.NotebookNode):
-        executed = nbformat.read(str(executed), as_version=4)
-    stamps = []
-    for cell in executed.cells:
-        ex = cell.get("metadata", {}).get("execution", {})
-        for key in ("iopub.execute_input", "shell.execute_reply"):
-            if key in ex:
-                stamps.append(datetime.fromisoformat(ex[key].replace("Z", "+00:00")))
-    return (max(stamps) - min(stamps)).total_seconds() if stamps else None
-
-
 BUDGET_SECONDS = 30  # each chapter's execution budget (on 2 cores)
+BOOK_LOG = ROOT / ".book-build.log"  # written by `make book`
+
+
+def execution_times(log: Path = BOOK_LOG) -> dict[str, float]:
+    """Seconds each notebook took to execute in the last book build, from myst-nb's log lines
+    ("<path>.ipynb: Executed notebook in 12.34 seconds")."""
+    import re
+
+    if not log.exists():
+        return {}
+    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(encoding="utf-8", errors="replace"))
+    found = re.findall(r"(\S+\.ipynb): Executed notebook in ([0-9.]+) seconds", text)
+    return {Path(path).name: float(seconds) for path, seconds in found}
+
 
 if __name__ == "__main__":  # the per-notebook execution times of the last book build
-    total = 0.0
-    for path in sorted(EXECUTED.rglob("*.ipynb")):
-        seconds = execution_seconds(path)
-        name = path.relative_to(EXECUTED).as_posix()
-        if seconds is None:
-            print(f"  {name:45s} not executed")
-            continue
-        total += seconds
+    times = execution_times()
+    if not times:
+        print(f"  no execution times found in {BOOK_LOG.name}")
+    for name, seconds in sorted(times.items()):
         over = f"  (over the {BUDGET_SECONDS} s budget)" if seconds > BUDGET_SECONDS else ""
-        print(f"  {name:45s} {seconds:6.1f} s{over}")
-    print(f"  {'all chapters':45s} {total:6.1f} s")
+        print(f"  {name:40s} {seconds:6.1f} s{over}")
+    if times:
+        print(f"  {'all chapters':40s} {sum(times.values()):6.1f} s")
