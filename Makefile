@@ -5,6 +5,7 @@
 #   make clean  remove build outputs and caches (keeps .venv); make distclean also removes .venv
 #   make record NB=chapters/NN_name.ipynb   re-record a chapter's outputs (NB=all: every chapter)
 #   make page NB=chapters/NN_name.ipynb     -W build of the book executing only that chapter
+#   make test-long  the property tests with the "long" hypothesis profile (hundreds of examples)
 #   make nbval  re-execute every chapter under nbval itself (a second opinion; not in make test)
 #   make lock   rewrite requirements.lock from the current .venv (after adding a dependency)
 
@@ -51,7 +52,7 @@ define stage
 	  echo "==> stage $$line"; echo "$$line" >> $(STAGES)
 endef
 
-.PHONY: book test clean distclean lock env browser record page nbval
+.PHONY: book test test-long clean distclean lock env browser record page nbval
 
 env: $(STAMP)
 
@@ -87,6 +88,11 @@ test:
 	@$(call stage,pytest (unit/property/pipeline),$(BIN)/python -m pytest $(PYTEST_BASE) tests --ignore=tests/test_recorded_outputs.py --ignore=tests/test_browser.py)
 	@$(call stage,browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests/test_browser.py -rs)
 	@echo "Stage times:"; sed 's/^/  /' $(STAGES)
+
+# The property tests at full strength (hypothesis "long" profile: hundreds of random models per
+# estimator); `make test` runs the same tests with the few examples of the "ci" profile.
+test-long: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest $(PYTEST_BASE) tests --ignore=tests/test_recorded_outputs.py --ignore=tests/test_browser.py
 
 # Re-execute every chapter under nbval itself (slower: a second execution; not part of make test).
 nbval: $(STAMP)
