@@ -139,3 +139,21 @@ def test_exempt_forms_are_not_flagged(text):
 def test_numbers_inside_prose_directives_are_flagged():
     text = "```{prf:remark} Measured\n:label: ch1-rem\n\nThe bound was loose by 0.27 here.\n```"
     assert [t for t, _ in number_tokens(text)] == ["0.27"]
+
+
+_PRF_FENCE = re.compile(r"^\s*(`{3,}|:{3,})\{prf:\w+\}(.*)$")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_numbered_blocks_with_a_citation_in_the_title_use_colon_fences(path: Path):
+    # A backtick fence cannot carry backticks in its info string (CommonMark): a
+    # ```{prf:theorem} Title {cite}`key` block silently renders as code, with no label.
+    from claims import markdown_cells
+
+    bad = [
+        line.strip()[:80]
+        for source in markdown_cells(path)
+        for line in source.splitlines()
+        if (m := _PRF_FENCE.match(line)) and m.group(1).startswith("`") and "`" in m.group(2)
+    ]
+    assert not bad, f"{path.name}: write these numbered blocks with ':::' fences: {bad}"
