@@ -167,6 +167,83 @@ def warn_ill_conditioned(cond: float, name: str, limit: float = 1e8) -> None:
 def check_counts(X, name: str = "X", *, min_length: int = 0, min_rows: int = 1):
     """Check a documents × words count matrix; return ``(X_csr, lengths)``.
 
+#: arrays whose largest magnitude lies in [2**-MODERATE_EXPONENT, 2**MODERATE_EXPONENT] are used
+#: as given; others are divided by a power of two first (exact), so that products of up to
+#: three of their entries, summed over many rows, stay inside float64
+MODERATE_EXPONENT = 100
+
+
+def scale_exponent(A, *, moderate: int = MODERATE_EXPONENT, even: bool = False) -> int:
+    """The exponent e of a power of two to divide ``A`` by, or 0 when ``A`` needs none.
+
+    0 when the largest finite magnitude of ``A`` (an array, a sparse matrix or a number)
+    lies in [2**-moderate, 2**moderate] or ``A`` is zero; otherwise e = floor(log2 max|A|),
+    so that ``A * 2**-e`` has its largest magnitude in [1, 2). Dividing by a power of two is
+    exact, so results computed on ``A * 2**-e`` and multiplied back by the matching power
+    are those of ``A`` whenever the latter are representable. ``even=True`` rounds e down
+    to an even number (for square roots).
+    """
+    if sp.issparse(A):
+        A = A.data
+    a = np.abs(np.asarray(A, dtype=float))
+    a = a[np.isfinite(a)] if a.ndim else (a if np.isfinite(a) else np.zeros(()))
+    m = float(a.max()) if a.size else 0.0
+    if m == 0.0:
+        return 0
+    e = int(np.frexp(m)[1]) - 1
+    if -moderate <= e <= moderate:
+        return 0
+    return e - (e % 2) if even else e
+
+
+def scaled(A, e: int):
+    """``A * 2**-e`` (a new array, or ``A`` itself when e == 0); sparse matrices stay sparse."""
+    if e == 0:
+        return A
+    if sp.issparse(A):
+        A = A.copy()
+        A.data = np.ldexp(A.data, -e)
+        return A
+    return np.ldexp(np.asarray(A, dtype=float), -e)
+
+
+def unscale(values, e: int, name: str, what: str):
+    """``values * 2**e``, refusing (``ValueError`` naming ``name``) a result float64 cannot hold.
+
+    ``values`` were computed on data divided by powers of two whose exponents add up to
+    ``e``; ``what`` names the quantity (e.g. "the third moment"). The result is refused
+    when its largest magnitude overflows to infinity or falls below the smallest normal
+    float64 (where relative precision is lost), unless ``values`` are all zero.
+    """
+    if e == 0:
+        return values
+    out = np.ldexp(values, e)
+    big = np.max(np.abs(values)) if np.size(values) else 0.0
+    if big == 0:
+        return out
+    top = float(np.frexp(big)[1]) - 1 + e   # log2 of the largest magnitude of the result
+    if not np.all(np.isfinite(out)) or top >= 1024:
+        raise ValueError(
+            f"the scale of {name} is so extreme that {what} (about 1e{int(top * np.log10(2))}) "
+            f"would overflow float64; rescale {name} towards 1")
+    if top < -1022:
+        raise ValueError(
+            f"the scale of {name} is so extreme that {what} (about 1e{int(top * np.log10(2))}) "
+            f"would underflow float64; rescale {name} towards 1")
+    return out
+
+
+def add_scaled(total, e_total: int, part, e_part: int):
+    """``(total * 2**e_total + part * 2**e_part)`` as ``(sum, exponent)``: a running sum of
+    parts held at different powers of two. With equal exponents this is ``total + part``."""
+    if e_total == e_part:
+        return total + part, e_total
+    if not np.any(total):
+        return np.array(part, dtype=float, copy=True), e_part
+    e = max(e_total, e_part)
+    return np.ldexp(total, e_total - e) + np.ldexp(part, e_part - e), e
+
+
     ``X`` may be dense or ``scipy.sparse``; the result is a float CSR matrix in
     canonical form (a copy when the input had to be changed; the input itself is
     never modified) and the document lengths ``lengths`` (n,) as floats.

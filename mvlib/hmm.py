@@ -61,6 +61,9 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- input checks
+#: largest alphabet derived from the data (max(X) + 1) when n_symbols is not declared
+_MAX_DERIVED_SYMBOLS = 2 ** 16
+
 def check_symbol_sequences(X, lengths=None, n_symbols=None, *, min_length: int = 1):
     r"""Validate hmmlearn-style symbol sequences; return ``(x, lengths, n_symbols)``.
 
@@ -92,17 +95,24 @@ def check_symbol_sequences(X, lengths=None, n_symbols=None, *, min_length: int =
     if np.any(x < 0):
         i = int(np.flatnonzero(x < 0)[0])
         raise ValueError(f"X must hold non-negative symbols, but X[{i}, 0] = {int(x[i])}")
-    x = x.astype(np.int64)
     if n_symbols is None:
+        if x.max() >= _MAX_DERIVED_SYMBOLS:
+            i = int(np.argmax(x))
+            raise ValueError(
+                f"X holds the symbol {x[i]:.0f} (at row {i}); without n_symbols the alphabet is "
+                f"0..max(X), limited to {_MAX_DERIVED_SYMBOLS} symbols: relabel the symbols as "
+                "0..d-1 or declare n_symbols")
+        x = x.astype(np.int64)
         n_symbols = int(x.max()) + 1
     else:
         n_symbols = check_positive_int(n_symbols, "n_symbols")
         if x.max() >= n_symbols:
             i = int(np.argmax(x))
             raise ValueError(
-                f"X holds the symbol {int(x[i])} (at row {i}), outside the declared range "
+                f"X holds the symbol {x[i]:.0f} (at row {i}), outside the declared range "
                 f"0..{n_symbols - 1} of n_symbols={n_symbols}"
             )
+        x = x.astype(np.int64)
     n = x.shape[0]
     if lengths is None:
         lengths = np.array([n], dtype=np.int64)

@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_array, check_positive_int, check_random_state
+from ._validation import check_array, check_positive_int, check_random_state, scale_exponent, scaled
 
 __all__ = ["rbf_kernel", "delta_kernel", "incomplete_cholesky", "nystrom_factor", "silverman_bandwidth"]
 
@@ -148,19 +148,37 @@ def rbf_kernel(X, Y=None, bandwidth=1.0, normalize=True):
     s = _check_bandwidth(bandwidth)
     X, Y = _pair(X, Y)
     d = X.shape[1]
+    e = max(scale_exponent(X), scale_exponent(Y))
+    if e != 0:   # points of extreme scale: distances in units of 2**e (exact), bandwidth alike
+        X, Y = scaled(X, e), scaled(Y, e)
+    s_dist = float(np.ldexp(s, -e))
+    extreme = scale_exponent(s_dist) != 0   # s * s would lose precision or leave float64
+    if normalize and extreme:
+        log2_const = -d * (np.log2(np.sqrt(2.0 * np.pi)) + np.log2(s))
+        if not -1022 <= log2_const < 1024:
+            raise ValueError(
+                f"bandwidth={bandwidth!r} makes the normalising constant (sqrt(2 pi) s)^-d of the "
+                f"{d}-dimensional kernel about 1e{int(log2_const * np.log10(2))}, outside float64; "
+                "use normalize=False or a bandwidth closer to the scale of the data")
     const = (np.sqrt(2.0 * np.pi) * s) ** (-d) if normalize else 1.0
     nx, ny = X.shape[0], Y.shape[0]
     out = np.empty((nx, ny))
     yy = np.einsum("ij,ij->i", Y, Y)
     xx = np.einsum("ij,ij->i", X, X)
-    scale = -0.5 / (s * s)
+    scale = -0.5 / (s_dist * s_dist) if not extreme else None
     for rows in _row_blocks(nx, ny):
         sq = X[rows] @ Y.T
         sq *= -2.0
         sq += xx[rows, None]
         sq += yy[None, :]
         np.maximum(sq, 0.0, out=sq)
-        sq *= scale
+        if extreme:   # divide by s twice: -|x-y|^2 / (2 s^2) without forming s^2
+            with np.errstate(over="ignore"):   # overflow to -inf is exp's 0
+                sq *= -0.5
+                sq /= s_dist
+                sq /= s_dist
+        else:
+            sq *= scale
         np.exp(sq, out=out[rows])
     if const != 1.0:
         out *= const

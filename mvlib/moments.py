@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_array, check_matrix, check_views
+from ._validation import add_scaled, check_array, check_matrix, check_views, scale_exponent, scaled, unscale
 
 __all__ = [
     "pairs",
@@ -63,8 +63,9 @@ def pairs(X1, X2):
     """
     X1, X2 = check_views([X1, X2], n_views=2, min_rows=1)
     n = X1.shape[0]
-    P = X1.T @ X2
-    return np.asarray(_dense(P)) / n
+    e1, e2 = scale_exponent(X1), scale_exponent(X2)
+    P = scaled(X1, e1).T @ scaled(X2, e2)
+    return unscale(np.asarray(_dense(P)) / n, e1 + e2, "X1, X2", "the pairs matrix")
 
 
 def triples(X1, X2, X3):
@@ -84,7 +85,9 @@ def triples(X1, X2, X3):
             "use whitened_triples or triples_slice instead"
         )
     n = X1.shape[0]
-    return _triple_product(_dense(X1), _dense(X2), _dense(X3)) / n
+    es = [scale_exponent(X) for X in (X1, X2, X3)]
+    P = _triple_product(*(_dense(scaled(X, e)) for X, e in zip((X1, X2, X3), es))) / n
+    return unscale(P, sum(es), "X1, X2, X3", "the triples tensor")
 
 
 def triples_slice(X1, X2, X3, eta):
@@ -99,10 +102,12 @@ def triples_slice(X1, X2, X3, eta):
     eta = check_array(eta, "eta", ndim=1)
     if eta.shape[0] != X3.shape[1]:
         raise ValueError(f"eta has length {eta.shape[0]} but X3 has {X3.shape[1]} columns")
+    es = [scale_exponent(A) for A in (X1, X2, X3, eta)]
+    X1, X2, X3, eta = (scaled(A, e) for A, e in zip((X1, X2, X3, eta), es))
     s = np.asarray(X3 @ eta).ravel()
     n = X1.shape[0]
     left = X1.multiply(s[:, None]).tocsr() if sp.issparse(X1) else X1 * s[:, None]
-    return np.asarray(_dense(left.T @ X2)) / n
+    return unscale(np.asarray(_dense(left.T @ X2)) / n, sum(es), "X1, X2, X3, eta", "the triples slice")
 
 
 def _check_whiteners(Xs, Ws):
@@ -149,24 +154,45 @@ def whitened_triples(X1, X2, X3, W1, W2, W3):
     Ws = _check_whiteners((X1, X2, X3), (W1, W2, W3))
     acc = _WhitenedTripleSum(Ws)
     acc.add(X1, X2, X3)
-    return acc.total / X1.shape[0]
+    return acc.result(X1.shape[0])
 
 
 class _WhitenedTripleSum:
-    """Running un-normalised sum of whitened triples."""
+    """Running un-normalised sum of whitened triples, held as ``total * 2**exponent``.
+
+    Data and whiteners of extreme scale are divided by powers of two first (exact); the
+    sum keeps the power, so batches of any scales add up without overflow or underflow.
+    """
 
     def __init__(self, Ws):
         self.Ws = Ws
+        self._w_exp = [scale_exponent(W) for W in Ws]
+        self._Wn = [scaled(W, e) for W, e in zip(Ws, self._w_exp)]
         self.total = np.zeros(tuple(W.shape[1] for W in Ws))
+        self.exponent = 0
 
     def add(self, X1, X2, X3, chunk: int = _CHUNK):
+        x_exp = [scale_exponent(X) for X in (X1, X2, X3)]
+        Xs = [scaled(X, e) for X, e in zip((X1, X2, X3), x_exp)]
+        e = sum(x_exp) + sum(self._w_exp)
+        same = e == self.exponent
+        part = self.total if same else np.zeros_like(self.total)
         n = X1.shape[0]
         for s in range(0, n, chunk):
-            Y = [_project(X[s:s + chunk], W) for X, W in zip((X1, X2, X3), self.Ws)]
+            Y = [_project(X[s:s + chunk], W) for X, W in zip(Xs, self._Wn)]
             for v, y in enumerate(Y, start=1):
                 if not np.all(np.isfinite(y)):
                     raise ValueError(f"X{v} contains NaN or infinity")
-            self.total += _triple_product(*Y, chunk=chunk)
+            part += _triple_product(*Y, chunk=chunk)
+        if not same:
+            self.total, self.exponent = add_scaled(self.total, self.exponent, part, e)
+
+    def merged(self, other):
+        """total + other.total as (sum, exponent)."""
+        return add_scaled(self.total, self.exponent, other.total, other.exponent)
+
+    def result(self, n):
+        return unscale(self.total / n, self.exponent, "X1, X2, X3", "the whitened third moment")
 
 
 class MomentAccumulator:
@@ -208,6 +234,7 @@ class MomentAccumulator:
         self._dims = None
         self._sums = None
         self._pair_sums = {}
+        self._exp = {}   # power of two of each running sum (see mvlib._validation.add_scaled)
         self._triples = _WhitenedTripleSum(whiteners) if whiteners is not None else None
 
     # ------------------------------------------------------------------ update
@@ -225,11 +252,16 @@ class MomentAccumulator:
         if self.whiteners is not None:
             _check_whiteners(Xs, self.whiteners)
             self._triples.add(*Xs)
+        ex = [scale_exponent(X) for X in Xs]
+        Xs = [scaled(X, e) for X, e in zip(Xs, ex)]
         for v, X in enumerate(Xs):
-            self._sums[v] += np.asarray(X.sum(axis=0)).ravel()
+            self._sums[v], self._exp[v] = add_scaled(
+                self._sums[v], self._exp.get(v, 0), np.asarray(X.sum(axis=0)).ravel(), ex[v])
         if self.track_pairs:
             for a, b in self._PAIRS:
-                self._pair_sums[(a, b)] += np.asarray(_dense(Xs[a].T @ Xs[b]))
+                self._pair_sums[(a, b)], self._exp[(a, b)] = add_scaled(
+                    self._pair_sums[(a, b)], self._exp.get((a, b), 0),
+                    np.asarray(_dense(Xs[a].T @ Xs[b])), ex[a] + ex[b])
         self.n_samples_ += Xs[0].shape[0]
         return self
 
@@ -254,13 +286,19 @@ class MomentAccumulator:
                 out._dims = acc._dims
                 out._sums = [s.copy() for s in acc._sums]
                 out._pair_sums = {ab: P.copy() for ab, P in acc._pair_sums.items()}
+                out._exp = dict(acc._exp)
                 if out._triples is not None:
                     out._triples.total = acc._triples.total.copy()
+                    out._triples.exponent = acc._triples.exponent
             else:
-                out._sums = [s + t for s, t in zip(out._sums, acc._sums)]
-                out._pair_sums = {ab: out._pair_sums[ab] + acc._pair_sums[ab] for ab in out._pair_sums}
+                for v in range(len(out._sums)):
+                    out._sums[v], out._exp[v] = add_scaled(out._sums[v], out._exp.get(v, 0),
+                                                           acc._sums[v], acc._exp.get(v, 0))
+                for ab in out._pair_sums:
+                    out._pair_sums[ab], out._exp[ab] = add_scaled(
+                        out._pair_sums[ab], out._exp.get(ab, 0), acc._pair_sums[ab], acc._exp.get(ab, 0))
                 if out._triples is not None:
-                    out._triples.total = out._triples.total + acc._triples.total
+                    out._triples.total, out._triples.exponent = out._triples.merged(acc._triples)
             out.n_samples_ += acc.n_samples_
         return out
 
@@ -276,7 +314,8 @@ class MomentAccumulator:
         self._require()
         if view not in (1, 2, 3):
             raise ValueError(f"view must be 1, 2 or 3, got {view}")
-        return self._sums[view - 1] / self.n_samples_
+        return unscale(self._sums[view - 1] / self.n_samples_, self._exp.get(view - 1, 0),
+                       f"X{view}", "the mean")
 
     def pairs(self, a: int, b: int) -> np.ndarray:
         """:math:`\\hat P_{ab}` for a ≠ b in {1, 2, 3}, shape (d_a, d_b)."""
@@ -286,7 +325,8 @@ class MomentAccumulator:
         if a == b or a not in (1, 2, 3) or b not in (1, 2, 3):
             raise ValueError(f"(a, b) must be two different views in 1..3, got ({a}, {b})")
         key = (min(a, b) - 1, max(a, b) - 1)
-        P = self._pair_sums[key] / self.n_samples_
+        P = unscale(self._pair_sums[key] / self.n_samples_, self._exp.get(key, 0),
+                    f"X{key[0] + 1}, X{key[1] + 1}", "the pairs matrix")
         return P if a < b else P.T
 
     def whitened_triples(self) -> np.ndarray:
@@ -294,7 +334,7 @@ class MomentAccumulator:
         self._require()
         if self._triples is None:
             raise ValueError("whitened triples need whiteners=(W1, W2, W3) at construction")
-        return self._triples.total / self.n_samples_
+        return self._triples.result(self.n_samples_)
 
 
 # ---------------------------------------------------------------------------

@@ -44,6 +44,9 @@ from ._validation import (
     check_positive_int,
     check_random_state,
     check_rank,
+    scale_exponent,
+    scaled,
+    unscale,
 )
 
 __all__ = ["tensor_power_method", "power_iteration", "symmetric_spectral_norm"]
@@ -147,9 +150,11 @@ def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):
         raise ValueError(f"theta has length {Theta.shape[1]} but T has dimension {T.shape[0]}")
     n_iterations = check_positive_int(n_iterations, "n_iterations", minimum=0)
     tol = _check_tol(tol)
+    Theta = scaled(Theta, scale_exponent(Theta))   # unit starts: the scale of theta is irrelevant
     norms = np.linalg.norm(Theta, axis=1)
     if np.any(norms == 0):
         raise ValueError("theta has a zero row; starts must be non-zero vectors")
+    T = scaled(T, scale_exponent(T))   # the power map is invariant to the scale of T
     with _blas_limit(T.shape[0]):
         out = _iterate(_Packed(T), Theta / norms[:, None], n_iterations, tol)
     return out[0] if single else out
@@ -200,9 +205,10 @@ def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 10
     tol = _check_tol(tol)
     rng = check_random_state(random_state)
 
+    e = scale_exponent(T)   # T / 2**e has a moderate scale; the eigenvalues are scaled back
     weights = np.empty(rank)
     V = np.empty((k, rank))
-    op = _Packed(T)
+    op = _Packed(scaled(T, e))
     with _blas_limit(k):
         for i in range(rank):
             Theta = _iterate(op, _sphere(rng, n_restarts, k), n_iterations, tol)
@@ -211,6 +217,7 @@ def tensor_power_method(T, rank, *, n_restarts: int = 10, n_iterations: int = 10
             lam = float(v @ op.apply(v[None, :])[0])
             weights[i], V[:, i] = lam, v
             op.deflate(lam, v)
+    weights = unscale(weights, e, "T", "the eigenvalues")
     return CPTensor((tl.tensor(weights), [tl.tensor(V), tl.tensor(V.copy()), tl.tensor(V.copy())]))
 
 
@@ -236,11 +243,12 @@ def symmetric_spectral_norm(T, *, n_restarts: int = 200, n_iterations: int = 200
     rng = check_random_state(random_state)
     n_restarts = check_positive_int(n_restarts, "n_restarts")
     n_iterations = check_positive_int(n_iterations, "n_iterations")
-    op = _Packed(T)
+    e = scale_exponent(T)
+    op = _Packed(scaled(T, e))
     best = 0.0
     with _blas_limit(k):
         for sign in (1.0, -1.0):
             op.P *= sign  # maximise T(u,u,u), then -T(u,u,u)
             Theta = _iterate(op, _sphere(rng, n_restarts, k), n_iterations, 1e-12)
             best = max(best, float(np.max(np.abs(np.einsum("ri,ri->r", op.apply(Theta), Theta)))))
-    return best
+    return float(unscale(best, e, "T", "the spectral norm"))

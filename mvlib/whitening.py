@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_matrix, check_rank, warn_ill_conditioned
+from ._validation import check_array, check_matrix, check_rank, warn_ill_conditioned
 
 __all__ = ["whitening_matrix", "dewhiten"]
 
@@ -94,7 +94,10 @@ def dewhiten(W, V, weights=None):
     B = np.linalg.pinv(W.T)
     out = B @ V
     if weights is not None:
-        out = out * np.asarray(weights, float)[None, :]
+        weights = check_array(weights, "weights", ndim=1)
+        if weights.shape[0] != V.shape[1]:
+            raise ValueError(f"weights has length {weights.shape[0]} but V has {V.shape[1]} columns")
+        out = out * weights[None, :]
     return out
 
 
