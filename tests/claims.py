@@ -38,7 +38,7 @@ _SUP = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _UNITS = (
     r"(?:ms|µs|us|ns|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?"
     r"|GiB|MiB|KiB|GB|MB|kB|KB|TB|bytes?"
-    r"|nats?|bits?|dB|times|sweeps?|iterations?|epochs?|restarts?|fits?)"
+    r"|nats?|bits?|dB|times|sweeps?|iterations?|epochs?|restarts?)"
 )
 _NUMBER = rf"(?:\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|\.\d+|10[⁻{_SUP}]+)"
 TOKEN = re.compile(
