@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 import mvlib
 from mvlib import hmm
+from mvlib.estimators.hmm import hmm_from_moments
 from mvlib.models import categorical_exact_data, gaussian_cubature, multiview_gaussian_cubature
 from mvlib.overcomplete import random_overcomplete_tensor
 
@@ -128,9 +129,9 @@ def assert_pickle_round_trip(est, *queries):
 
 # --------------------------------------------------------------------------- topic model
 def topic_model(rng, k, extra):
-    """Single-topic model: k topics over d = k + extra words; word probabilities multiples of 1/6
-    with σ_k(M) ≥ 0.1; topic weights multiples of 1/20, each ≥ 0.05."""
-    d = k + extra
+    """Single-topic model: k topics over d = max(2, k + extra) words; word probabilities multiples
+    of 1/6 with σ_k(M) ≥ 0.1; topic weights multiples of 1/20, each ≥ 0.05."""
+    d = max(2, k + extra)
     C = stochastic_counts(rng, d, k, 6)
     wc = composition(rng, 20, k, 1)
     (X1, X2, X3), _ = categorical_exact_data([Fraction(int(c), 20) for c in wc], [fractions(C, 6)] * 3)
@@ -139,16 +140,23 @@ def topic_model(rng, k, extra):
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
-@given(k=st.integers(2, 3), extra=st.integers(0, 3), seed=SEEDS, state=STATES)
+@given(k=st.integers(1, 3), extra=st.integers(0, 3), seed=SEEDS, state=STATES)
 def test_topic_model_exact_recovery(method, k, extra, seed, state):
-    """Family: see ``topic_model`` (k in 2..3, d in k..k+3, σ_k(M) ≥ 0.1, weights ≥ 0.05);
+    """Family: see ``topic_model`` (k in 1..3, d in max(2, k)..k+3, σ_k(M) ≥ 0.1, weights ≥ 0.05);
     documents of three words in the exact proportions of the model. The topics and weights come
     back to 1e-8."""
     X, M, w = topic_model(np.random.default_rng(seed), k, extra)
+    X0 = X.copy()
     est = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(X)
+    np.testing.assert_array_equal(X, X0)  # the input is not modified
     perm = order(M, est.topic_word_.T)
     np.testing.assert_allclose(est.topic_word_[perm], M.T, atol=1e-8)
     np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
+    # the posterior of each document is the true model's (probabilities floored at 1e-12)
+    L = X @ np.log(np.maximum(M, 1e-12)) + np.log(w)
+    post = np.exp(L - L.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(est.predict_proba(X)[:, perm], post / post.sum(axis=1, keepdims=True),
+                               atol=1e-8)
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
@@ -184,16 +192,20 @@ def gaussian_views(rng, k, extras):
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
-@given(k=st.integers(2, 3), extras=st.tuples(*[st.integers(0, 2)] * 3), e=SCALES, seed=SEEDS,
+@given(k=st.integers(1, 3), extras=st.tuples(*[st.integers(0, 2)] * 3), e=SCALES, seed=SEEDS,
        state=STATES)
 def test_multiview_mixture_exact_recovery(method, k, extras, e, seed, state):
-    """Family: see ``gaussian_views`` (k in 2..3, d_v in k..k+2, σ_k(M_v) ≥ 0.1, weights ≥ 0.076),
+    """Family: see ``gaussian_views`` (k in 1..3, d_v in k..k+2, σ_k(M_v) ≥ 0.1, weights ≥ 0.076),
     data = the cubature rule of the multi-view Gaussian mixture (exact cross moments), every view
     multiplied by 10^e, e in -30..30. The means of all three views (in one component order,
     relative to 10^e) and the weights come back to 1e-8."""
     views, Ms, w = gaussian_views(np.random.default_rng(seed), k, extras)
     c = 10.0 ** e
-    est = mvlib.MultiViewMixture(k, method=method, random_state=state).fit([V * c for V in views])
+    views = [V * c for V in views]
+    copies = [V.copy() for V in views]
+    est = mvlib.MultiViewMixture(k, method=method, random_state=state).fit(views)
+    for V, V0 in zip(views, copies):
+        np.testing.assert_array_equal(V, V0)  # the inputs are not modified
     perm = order(Ms[2], est.means_[2].T / c)
     for M, Mhat in zip(Ms, est.means_):
         np.testing.assert_allclose(Mhat[perm].T / c, M, atol=1e-8)
@@ -218,11 +230,11 @@ def test_multiview_mixture_reproducible_and_picklable(method, k, seed, state):
 
 # --------------------------------------------------------------------------- spherical GMM
 def spherical_mixture(rng, k, extra):
-    """Spherical Gaussian mixture in d = k + 1 + extra dimensions: means (d, k) with singular
+    """Spherical Gaussian mixture in d = k + 1 + extra ≥ k dimensions: means (d, k) with singular
     values in [1, 3], weights c/Σc with c in 1..6 (≥ 1/(1 + 6(k-1)) ≥ 0.05 for k ≤ 4), standard
     deviations σ_h uniform in [0.1, 0.3]. Data: the cubature rule with every count × 50
-    (n ≥ 200 d rows, so the rank check's noise level 6σ̄²√(d/n) ≤ 0.04 stays below the k-th
-    eigenvalue of M2, ≥ w_min σ_k(M)² ≥ 0.05)."""
+    (n ≥ 100 d k rows, so the rank check's noise level 6σ̄²√(d/n) ≤ 0.054/√k stays below the
+    k-th eigenvalue of M2, ≥ w_min σ_k(M)² ≥ 1/(1 + 6(k-1)))."""
     d = k + 1 + extra
     M = conditioned(rng, d, k, 1.0, 3.0)
     counts = rng.integers(1, 7, size=k)
@@ -230,9 +242,9 @@ def spherical_mixture(rng, k, extra):
     return gaussian_cubature(M, counts * 50, sig), M, counts / counts.sum(), sig
 
 
-@given(k=st.integers(2, 4), extra=st.integers(0, 2), e=SCALES, seed=SEEDS, state=STATES)
+@given(k=st.integers(1, 4), extra=st.integers(-1, 2), e=SCALES, seed=SEEDS, state=STATES)
 def test_spherical_gmm_exact_recovery(k, extra, e, seed, state):
-    """Family: see ``spherical_mixture`` (k in 2..4, d in k+1..k+3), the data multiplied by 10^e,
+    """Family: see ``spherical_mixture`` (k in 1..4, d in k..k+3), the data multiplied by 10^e,
     e in -30..30. Means, weights and the per-component variances come back to 1e-8 (relative
     to 10^e and 10^2e; Hsu & Kakade 2013, Theorem 2)."""
     X, M, w, sig = spherical_mixture(np.random.default_rng(seed), k, extra)
@@ -242,6 +254,14 @@ def test_spherical_gmm_exact_recovery(k, extra, e, seed, state):
     np.testing.assert_allclose(est.means_[perm].T / c, M, atol=1e-8)
     np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
     np.testing.assert_allclose(est.covariances_[perm] / c ** 2, sig ** 2, atol=1e-8)
+    # the posteriors are those of scikit-learn's GaussianMixture holding the same parameters
+    # (in the units of the unscaled data)
+    from sklearn.mixture import GaussianMixture
+
+    gm = GaussianMixture(k, covariance_type="spherical")
+    gm.weights_, gm.means_, gm.covariances_ = est.weights_, est.means_ / c, est.covariances_ / c ** 2
+    gm.precisions_cholesky_ = 1 / np.sqrt(gm.covariances_)
+    np.testing.assert_allclose(est.predict_proba(X[::7] * c), gm.predict_proba(X[::7]), atol=1e-8)
 
 
 @given(k=st.integers(2, 3), seed=SEEDS, state=STATES)
@@ -261,13 +281,13 @@ def test_spherical_gmm_reproducible_and_picklable(k, seed, state):
 
 # --------------------------------------------------------------------------- HMM
 def hmm_windows(rng, k, extra, q=4, min_sigma=0.1):
-    """Categorical HMM: k states, d = k + extra symbols; emission columns O and transition
+    """Categorical HMM: k states, d = max(2, k + extra) symbols; emission columns O and transition
     columns T (column-stochastic) in multiples of 1/4 with σ_k(O) ≥ 0.1 and σ_k(T) ≥ 0.1
     (``min_sigma``); the
     initial law π0 in multiples of 1/(4k), each ≥ 1/(4k). Data: sequences of three symbols,
     each window (a, b, c) repeated in proportion to its exact probability Σ π0_i O_ai T_ji O_bj
     T_lj O_cl (as in ``mvlib.hmm.hmm_window_moments``)."""
-    d = k + extra
+    d = max(2, k + extra)
     O, T = stochastic_counts(rng, d, k, q, min_sigma), stochastic_counts(rng, k, k, q, min_sigma)
     pi = composition(rng, q * k, k, 1)
     P = np.einsum("i,ai,ji,bj,lj,cl->abc", pi, O, T, O, T, O)  # integers over (qk) q^5
@@ -278,17 +298,22 @@ def hmm_windows(rng, k, extra, q=4, min_sigma=0.1):
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
-@given(k=st.integers(2, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
+@given(k=st.integers(1, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
 def test_spectral_hmm_exact_recovery(method, k, extra, seed, state):
-    """Family: see ``hmm_windows`` (k in 2..3, d in k..k+2). Emissions, transitions and the
-    initial law (from the first symbols) come back to 1e-8; the exact window moments of
-    ``mvlib.hmm`` equal those of the data."""
+    """Family: see ``hmm_windows`` (k in 1..3, d in max(2, k)..k+2). The exact window moments of
+    ``mvlib.hmm`` equal those of the data, and ``hmm_from_moments`` recovers O and T from them;
+    the estimator's emissions, transitions, initial law (from the first symbols) and window
+    weights come back to 1e-8, and its log-likelihood is the true model's."""
     X, lengths, O, T, pi = hmm_windows(np.random.default_rng(seed), k, extra)
     d = O.shape[0]
     (X1, X2, X3), _ = hmm.window_views(X, lengths, d)
     P12, P13, P23, P123 = hmm.hmm_window_moments(pi, T, O)
     np.testing.assert_allclose(mvlib.pairs(X1, X3), P13, atol=1e-12)
     np.testing.assert_allclose(mvlib.triples(X1, X2, X3), P123, atol=1e-12)
+    Om, Tm = hmm_from_moments(P12, P13, P23, P123, k, random_state=state)  # from the law itself
+    pm = order(O, Om)
+    np.testing.assert_allclose(Om[:, pm], O, atol=1e-8)
+    np.testing.assert_allclose(Tm[np.ix_(pm, pm)], T, atol=1e-8)
     est = mvlib.SpectralHMM(k, random_state=state, method=method, n_symbols=d,
                             startprob="first").fit(X, lengths)
     perm = order(O, est.emissionprob_.T)
@@ -296,6 +321,13 @@ def test_spectral_hmm_exact_recovery(method, k, extra, seed, state):
     np.testing.assert_allclose(est.transmat_[np.ix_(perm, perm)], T.T, atol=1e-8)
     np.testing.assert_allclose(est.startprob_[perm], pi, atol=1e-8)
     np.testing.assert_allclose(est.weights_[perm], T @ pi, atol=1e-8)
+    # the log-likelihood is the true model's, as hmmlearn computes it
+    from hmmlearn.hmm import CategoricalHMM
+
+    true = CategoricalHMM(n_components=k, n_features=d, init_params="")
+    true.startprob_, true.transmat_, true.emissionprob_ = pi, T.T, O.T
+    sub, sub_lengths = X[:3 * 50], lengths[:50]
+    np.testing.assert_allclose(est.score(sub, sub_lengths), true.score(sub, sub_lengths), rtol=1e-8)
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
@@ -321,11 +353,11 @@ def test_spectral_hmm_reproducible_and_picklable(method, k, seed, state):
 
 # --------------------------------------------------------------------------- kernel estimators
 def discrete_views(rng, k, extra, symmetric, q=5):
-    """Three categorical views over d = k + extra values, as integer codes (view v's values
+    """Three categorical views over d = max(2, k + extra) values, as integer codes (view v's values
     offset by 10 v when the views differ): conditional laws in multiples of 1/5 with
     σ_k ≥ 0.1 (one law for all views when ``symmetric``), weights multiples of 1/20, each
     ≥ 0.05, every outcome in its exact proportion."""
-    d = k + extra
+    d = max(2, k + extra)
     Cs = [stochastic_counts(rng, d, k, q)] * 3 if symmetric else [stochastic_counts(rng, d, k, q) for _ in range(3)]
     wc = composition(rng, 20, k, 1)
     views, _ = categorical_exact_data([Fraction(int(c), 20) for c in wc], [fractions(C, q) for C in Cs])
@@ -335,9 +367,9 @@ def discrete_views(rng, k, extra, symmetric, q=5):
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
-@given(k=st.integers(2, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
+@given(k=st.integers(1, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
 def test_kernel_spectral_delta_kernel_exact_recovery(symmetric, k, extra, seed, state):
-    """Family: see ``discrete_views`` (k in 2..3, d in k..k+2). With the delta kernel the
+    """Family: see ``discrete_views`` (k in 1..3, d in max(2, k)..k+2). With the delta kernel the
     conditional densities are the conditional probabilities of each value, and they and the
     weights come back to 1e-8 (Song et al. 2014, Example 1)."""
     codes, Ms, w, offsets = discrete_views(np.random.default_rng(seed), k, extra, symmetric)
@@ -348,6 +380,11 @@ def test_kernel_spectral_delta_kernel_exact_recovery(symmetric, k, extra, seed, 
         P = est.conditional_density(np.arange(d, dtype=float) + offsets[v], view=v)
         np.testing.assert_allclose(P[:, perm], Ms[v], atol=1e-8)
     np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
+    # the posterior of each sample is the true model's
+    idx = [(x - o).astype(int) for x, o in zip(codes, offsets)]
+    joint = w * np.prod([M[i] for M, i in zip(Ms, idx)], axis=0)
+    np.testing.assert_allclose(est.predict_proba(codes)[:, perm], joint / joint.sum(axis=1, keepdims=True),
+                               atol=1e-8)
 
 
 @pytest.mark.parametrize("kernel", ["delta", "rbf"])
@@ -374,9 +411,9 @@ def test_kernel_spectral_reproducible_and_picklable(kernel, k, seed, state):
 # --------------------------------------------------------------------------- latent tree
 def latent_class_table(rng, n_vars, k):
     """A latent class model (every chain edge of TT rank ≤ k): n_vars variables with alphabets
-    of k..3 values, conditional laws in multiples of 1/3 with σ_k ≥ 0.1, weights multiples of
+    of max(2, k)..3 values, conditional laws in multiples of 1/3 with σ_k ≥ 0.1, weights multiples of
     1/3 (each ≥ 1/3). Data: every outcome in its exact proportion (at most 3⁵ rows)."""
-    dims = [int(rng.integers(k, 4)) for _ in range(n_vars)]
+    dims = [int(rng.integers(max(2, k), 4)) for _ in range(n_vars)]
     Cs = [stochastic_counts(rng, d, k, 3) for d in dims]
     wc = composition(rng, 3, k, 1)
     views, _ = categorical_exact_data([Fraction(int(c), 3) for c in wc], [fractions(C, 3) for C in Cs])
@@ -386,9 +423,9 @@ def latent_class_table(rng, n_vars, k):
     return X, P, dims
 
 
-@given(n_vars=st.integers(3, 4), k=st.integers(2, 3), seed=SEEDS)
+@given(n_vars=st.integers(3, 4), k=st.integers(1, 3), seed=SEEDS)
 def test_latent_tree_delta_kernel_reproduces_the_probability_table(n_vars, k, seed):
-    """Family: see ``latent_class_table`` (3..4 variables, k in 2..3 latent classes). With the
+    """Family: see ``latent_class_table`` (3..4 variables, k in 1..3 latent classes). With the
     delta kernel and ranks k the decomposed embedding is the model's probability table: its
     values at every outcome and its TT form on the alphabets equal the table to 1e-8."""
     X, P, dims = latent_class_table(np.random.default_rng(seed), n_vars, k)
