@@ -21,6 +21,7 @@ __all__ = [
     "check_rank",
     "check_cubic_tensor",
     "check_matrix",
+    "check_n_features",
     "IllConditionedWarning",
 ]
 
@@ -58,7 +59,7 @@ def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
         if finite and not np.all(np.isfinite(X.data)):
             raise ValueError(f"{name} contains NaN or infinity")
         if X.shape[0] < min_rows:
-            raise ValueError(f"{name} has {X.shape[0]} rows but at least {min_rows} are required")
+            raise ValueError(f"{name} has {X.shape[0]} rows but at least {min_rows} are required (n_samples={X.shape[0]})")
         return X
     if isinstance(X, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got {type(X).__name__}")
@@ -66,12 +67,23 @@ def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} cannot be converted to a numeric array ({exc})") from None
+    if arr.dtype == object:  # numbers held as Python objects are numbers
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must hold real numbers, got dtype object ({exc})") from None
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name} must hold real numbers: Complex data not supported (dtype {arr.dtype})")
     if not _is_numeric_dtype(arr.dtype) and arr.dtype != bool:
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got an array of shape {arr.shape}")
+        hint = ("; Reshape your data: array.reshape(-1, 1) for a single feature, array.reshape(1, -1) "
+                "for a single sample" if ndim == 2 and arr.ndim == 1 else "")
+        raise ValueError(f"{name} must be {ndim}-dimensional, got an array of shape {arr.shape}{hint}")
+    if ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} has {arr.shape[0]} rows but at least {min_rows} are required")
+        raise ValueError(f"{name} has {arr.shape[0]} rows but at least {min_rows} are required (n_samples={arr.shape[0]})")
     if arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape})")
     arr = np.array(arr, dtype=float, copy=True) if copy else np.asarray(arr, dtype=float)
@@ -153,20 +165,6 @@ def check_cubic_tensor(T, name: str = "T"):
     return T
 
 
-def warn_ill_conditioned(cond: float, name: str, limit: float = 1e8) -> None:
-    """Warn (``IllConditionedWarning``) when a condition number exceeds ``limit``."""
-    if cond > limit:
-        warnings.warn(
-            f"{name} is ill-conditioned (condition number {cond:.2e} > {limit:.0e}); "
-            "estimates built on it may be inaccurate",
-            IllConditionedWarning,
-            stacklevel=3,
-        )
-
-
-def check_counts(X, name: str = "X", *, min_length: int = 0, min_rows: int = 1):
-    """Check a documents × words count matrix; return ``(X_csr, lengths)``.
-
 #: arrays whose largest magnitude lies in [2**-MODERATE_EXPONENT, 2**MODERATE_EXPONENT] are used
 #: as given; others are divided by a power of two first (exact), so that products of up to
 #: three of their entries, summed over many rows, stay inside float64
@@ -244,6 +242,20 @@ def add_scaled(total, e_total: int, part, e_part: int):
     return np.ldexp(total, e_total - e) + np.ldexp(part, e_part - e), e
 
 
+def warn_ill_conditioned(cond: float, name: str, limit: float = 1e8) -> None:
+    """Warn (``IllConditionedWarning``) when a condition number exceeds ``limit``."""
+    if cond > limit:
+        warnings.warn(
+            f"{name} is ill-conditioned (condition number {cond:.2e} > {limit:.0e}); "
+            "estimates built on it may be inaccurate",
+            IllConditionedWarning,
+            stacklevel=3,
+        )
+
+
+def check_counts(X, name: str = "X", *, min_length: int = 0, min_rows: int = 1):
+    """Check a documents × words count matrix; return ``(X_csr, lengths)``.
+
     ``X`` may be dense or ``scipy.sparse``; the result is a float CSR matrix in
     canonical form (a copy when the input had to be changed; the input itself is
     never modified) and the document lengths ``lengths`` (n,) as floats.
@@ -260,7 +272,8 @@ def add_scaled(total, e_total: int, part, e_part: int):
     data = X.data
     if data.size and data.min() < 0:
         row = int(np.searchsorted(X.indptr, np.flatnonzero(data < 0)[0], side="right") - 1)
-        raise ValueError(f"{name} must hold non-negative counts, but document {row} has a negative entry")
+        raise ValueError(f"{name} must hold non-negative counts, but document {row} has a negative entry "
+                         "(Negative values in data)")
     frac = data != np.round(data)
     if np.any(frac):
         pos = np.flatnonzero(frac)[0]
@@ -301,3 +314,17 @@ def check_identifiable_rank(n_components: int, singular_values, what: str, *,
             f"(Condition 3.1): {what} has only {rank} {kind} above {tol:.1e}"
         )
     return rank
+
+
+def check_n_features(n_features, expected, estimator: str, name: str = "X") -> None:
+    """Refuse data whose number of features differs from the one seen in ``fit``.
+
+    ``n_features`` and ``expected`` are ints (columns of a 2-d array) or, for lists of
+    views, sequences of ints (columns per view), compared as a whole.
+    """
+    if isinstance(expected, (list, tuple)) or isinstance(n_features, (list, tuple)):
+        got, want = list(n_features), list(expected)
+    else:
+        got, want = int(n_features), int(expected)
+    if got != want:
+        raise ValueError(f"{name} has {got} features, but {estimator} is expecting {want} features as input")

@@ -33,6 +33,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln, logsumexp
+from sklearn.base import DensityMixin
 
 from ._validation import check_counts, check_matrix, check_positive_int, check_random_state, check_views
 from .estimators._base import _TINY, _Estimator, _ProductMixture
@@ -306,7 +307,7 @@ class HistogramSpectral(_ProductMixture):
 # EM for the mixture of unigrams (the single-topic model)
 
 
-class UnigramMixtureEM(_Estimator):
+class UnigramMixtureEM(DensityMixin, _Estimator):
     r"""EM for the mixture of unigrams (single-topic document model), Nigam et al. (2000).
 
     See :doc:`/chapters/03_topic_models`, where it is the same-model baseline of
@@ -377,6 +378,12 @@ class UnigramMixtureEM(_Estimator):
         self.tol = tol
         self.smoothing = smoothing
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True   # non-negative integer counts
+        tags.input_tags.sparse = True
+        return tags
 
     def _check_params(self):
         k = check_positive_int(self.n_components, "n_components")
@@ -464,8 +471,7 @@ class UnigramMixtureEM(_Estimator):
     def _log_joint(self, X):
         self._check_fitted("topic_word_")
         X, _ = check_counts(X, "X", min_length=0, min_rows=1)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with {self.n_features_in_} words")
+        self._check_n_features(X.shape[1])
         return X, self._log_joint_of(X, self.topic_word_, self.weights_)
 
     def predict_proba(self, X):
@@ -488,7 +494,7 @@ class UnigramMixtureEM(_Estimator):
 _VIEW_KINDS = ("gaussian", "poisson", "bernoulli")
 
 
-class ProductMixtureEM(_Estimator):
+class ProductMixtureEM(DensityMixin, _Estimator):
     r"""EM for a multi-view product mixture with Gaussian, Poisson or Bernoulli views.
 
     See :doc:`/chapters/04_three_view_mixtures` for the comparison with
@@ -551,6 +557,12 @@ class ProductMixtureEM(_Estimator):
         self.tol = tol
         self.var_floor = var_floor
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False   # a list of dense views, not one 2-d array
+        tags.input_tags.sparse = False
+        return tags
 
     # ---------------------------------------------------------------- helpers
     def _check_params(self, n_views):
@@ -675,9 +687,7 @@ class ProductMixtureEM(_Estimator):
         self._check_fitted("means_")
         Xs = [np.asarray(X, dtype=float) for X in check_views(views, n_views=len(self.kinds_),
                                                                allow_sparse=False, min_rows=1)]
-        for v, (X, d) in enumerate(zip(Xs, self.n_features_in_)):
-            if X.shape[1] != d:
-                raise ValueError(f"X{v + 1} has {X.shape[1]} columns but the model was fitted with {d}")
+        self._check_n_features([X.shape[1] for X in Xs], "views")
         return self._log_joint_of(Xs, self.kinds_, self.means_, self.variances_, self.weights_)
 
     def predict_proba(self, views):

@@ -147,7 +147,7 @@ def test_params_protocol():
     est = mvlib.MultiViewMixture(3, method="tensor", random_state=2)
     assert est.get_params()["method"] == "tensor"
     assert est.set_params(n_components=4) is est and est.n_components == 4
-    assert repr(est).startswith("MultiViewMixture(n_components=4")
+    assert repr(est) == "MultiViewMixture(method='tensor', n_components=4, random_state=2)"
     with pytest.raises(ValueError, match="'foo' is not a parameter of MultiViewMixture"):
         est.set_params(foo=1)
     assert mvlib.SpectralTopicModel(2).get_params()["variant"] == "B"
@@ -158,7 +158,7 @@ def test_predict_checks(small_docs):
     with pytest.raises(ValueError, match="not fitted yet"):
         est.predict(small_docs)
     est.fit(small_docs)
-    with pytest.raises(ValueError, match="X has 5 columns but the model was fitted with 8 words"):
+    with pytest.raises(ValueError, match="X has 5 features, but SpectralTopicModel is expecting 8 features as input"):
         est.predict(np.ones((2, 5)))
     assert est.predict(np.zeros((2, 8), dtype=int)).shape == (2,)  # empty documents: the prior decides
 

@@ -9,7 +9,6 @@ sampling noise (used by the multi-view and topic estimators).
 """
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 
@@ -17,8 +16,17 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, DensityMixin
+from sklearn.exceptions import NotFittedError
 
-from .._validation import IllConditionedWarning, check_array, check_positive_int, check_random_state, check_views
+from .._validation import (
+    IllConditionedWarning,
+    check_array,
+    check_n_features,
+    check_positive_int,
+    check_random_state,
+    check_views,
+)
 from ..observable import _check_gap_options
 
 #: the estimation routes of the multi-view and topic estimators
@@ -27,30 +35,30 @@ _METHODS = ("observable", "tensor")
 _TINY = 1e-300
 
 
-class _Estimator:
-    """Minimal scikit-learn estimator protocol: ``get_params``, ``set_params``, ``repr``."""
+class _Estimator(BaseEstimator):
+    """The scikit-learn estimator protocol shared by every mvlib estimator.
 
-    @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+    From ``sklearn.base.BaseEstimator``: ``get_params``/``set_params`` (hyper-parameters are
+    the arguments of ``__init__``, stored unchanged and validated only in ``fit``),
+    ``sklearn.base.clone``, ``repr`` and pickling. Here: ``__sklearn_tags__`` (unsupervised:
+    ``y`` is never required; subclasses state the input they accept), the fitted check
+    (``sklearn.exceptions.NotFittedError``, a ``ValueError``, naming the estimator) and the
+    check of the number of features seen in ``fit`` (``n_features_in_``: an int for a 2-d
+    ``X``; one int per view, in a list, for estimators of lists of views).
+    """
 
-    def get_params(self, deep: bool = True) -> dict:
-        """Hyper-parameters as a dict (scikit-learn protocol)."""
-        return {name: getattr(self, name) for name in self._param_names()}
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        return tags
 
     def set_params(self, **params):
         """Set hyper-parameters (scikit-learn protocol); returns ``self``."""
-        valid = self._param_names()
-        for name, value in params.items():
-            if name not in valid:
+        valid = list(self.get_params(deep=False))
+        for name in params:
+            if name.split("__", 1)[0] not in valid:
                 raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; valid: {valid}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+        return super().set_params(**params)
 
     def _check_common(self):
         k = check_positive_int(self.n_components, "n_components")
@@ -61,8 +69,13 @@ class _Estimator:
         return k, rng
 
     def _check_fitted(self, attr):
+        """Raise ``NotFittedError`` (a ``ValueError``) unless ``attr`` was set by ``fit``."""
         if not hasattr(self, attr):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; call fit first")
+
+    def _check_n_features(self, n_features, name="X"):
+        """Refuse data whose number of columns differs from the one seen in ``fit``."""
+        check_n_features(n_features, self.n_features_in_, type(self).__name__, name)
 
 
 def _clip_weights(w, what="weights"):
@@ -127,8 +140,18 @@ def _warn_noise_level(k, s_k, E, L, R, what):
         )
 
 
-class _ProductMixture(_Estimator):
-    """Inference shared by the baselines: p(x1, x2, x3) = Σ_h π_h Π_v p_v(x_v | h)."""
+class _ProductMixture(DensityMixin, _Estimator):
+    """Inference shared by the baselines: p(x1, x2, x3) = Σ_h π_h Π_v p_v(x_v | h).
+
+    A density estimator (``score`` is the average log-likelihood) of a list of dense views;
+    ``n_features_in_`` is the list of the views' numbers of columns.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False   # a list of dense views, not one 2-d array
+        tags.input_tags.sparse = False
+        return tags
 
     def _check_view_index(self, view):
         self._check_fitted("weights_")
@@ -152,6 +175,7 @@ class _ProductMixture(_Estimator):
     def _log_joint(self, views):
         self._check_fitted("weights_")
         views = check_views(views, n_views=len(self.n_features_in_), min_rows=1, allow_sparse=False)
+        self._check_n_features([X.shape[1] for X in views], "views")
         L = np.log(np.maximum(self.weights_, _TINY))[None, :]
         for v, X in enumerate(views):
             L = L + np.log(np.maximum(self.conditional_density(X, view=v), _TINY))

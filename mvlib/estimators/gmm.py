@@ -40,11 +40,13 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 from scipy.special import logsumexp
+from sklearn.base import DensityMixin
 
 from .._validation import check_array, check_positive_int, check_random_state
 from ..moments import whitened_triples
 from ..power import tensor_power_method
 from ..whitening import dewhiten, whitening_matrix
+from ._base import _Estimator
 
 __all__ = ["SpectralGMM", "spherical_moments", "third_order_correction", "whitened_third_moment"]
 
@@ -132,7 +134,7 @@ def whitened_third_moment(X, W, m_tilde):
     return whitened_triples(X, X, X, W, W, W) - third_order_correction(W.T @ m_tilde, W.T @ W)
 
 
-class SpectralGMM:
+class SpectralGMM(DensityMixin, _Estimator):
     r"""Mixture of spherical Gaussians fitted by the method of moments.
 
     Follows scikit-learn's ``GaussianMixture`` conventions. The moments identify the
@@ -171,7 +173,17 @@ class SpectralGMM:
     3·max(spread of the d − k + 1 noise eigenvalues, :math:`2\bar\sigma^2\sqrt{d/n}`): the
     rank condition cannot be confirmed from these data (too few samples, means too close
     or nearly dependent, or noise that is not spherical).
+
+    With ``n_components=1`` the first two moments identify the model:
+    :math:`\hat\mu=\bar x`, :math:`\hat\sigma^2=\operatorname{tr}\widehat{\operatorname{Cov}}(x)/d`
+    (the maximum-likelihood estimates), with no rank condition, no sphericity test and no
+    third moment; any real X with two rows and a positive variance is accepted.
+
+    A scikit-learn density estimator (``sklearn.base.clone``, ``get_params``/``set_params``,
+    ``NotFittedError`` before ``fit``, ``n_features_in_``); with ``n_components=1`` it passes
+    ``sklearn.utils.estimator_checks.check_estimator`` in full.
     """
+
 
     def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
                  n_iterations=100, random_state=None):
@@ -193,6 +205,8 @@ class SpectralGMM:
             raise ValueError(
                 f"n_components={k} exceeds n_features={d}: the means must be linearly independent, "
                 "so k <= d (Hsu & Kakade 2013, Thm. 2)")
+        if k == 1:
+            return self._fit_one(X)
         if k == d:
             warnings.warn(
                 f"n_components={k} equals n_features={d}: the noise variance is read off a single "
@@ -237,13 +251,34 @@ class SpectralGMM:
         self.n_features_in_ = d
         return self
 
+    def _fit_one(self, X):
+        r"""One component: :math:`\hat\mu=\bar x`, :math:`\hat\sigma^2=\operatorname{tr}\widehat{\operatorname{Cov}}(x)/d`.
+
+        The first two moments identify a single spherical Gaussian (the mean of the d
+        covariance eigenvalues is :math:`\bar\sigma^2` of the general case, and these are also
+        the maximum-likelihood estimates), so no rank condition and no third moment are needed.
+        """
+        n, d = X.shape
+        mean = X.mean(axis=0)
+        Xc = X - mean
+        top = float(np.max(np.abs(Xc)))
+        s = 2.0 ** np.floor(np.log2(top)) if top > 0 and np.isfinite(top) else 1.0
+        var = float(np.mean((Xc / s) ** 2)) * s * s
+        if not (np.isfinite(var) and var > 0):
+            raise ValueError(f"X has a total variance of {var!r}: one spherical Gaussian needs a "
+                             "positive, finite variance (the rows of X are all equal, or too large)")
+        self.means_ = mean[None, :]
+        self.weights_ = np.ones(1)
+        self.covariances_ = np.array([var])
+        self.precisions_ = 1.0 / self.covariances_
+        self.n_features_in_ = d
+        return self
+
     # ------------------------------------------------------------------ inference
-    def _check_fitted(self, X):
-        if not hasattr(self, "means_"):
-            raise ValueError("this SpectralGMM is not fitted yet; call fit first")
+    def _check_X(self, X):
+        self._check_fitted("means_")
         X = check_array(X, "X", ndim=2)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}")
+        self._check_n_features(X.shape[1])
         return X
 
     def _log_joint(self, X):
@@ -255,16 +290,16 @@ class SpectralGMM:
 
     def predict_proba(self, X):
         """Posterior probabilities of the components, (n_samples, n_components)."""
-        L = self._log_joint(self._check_fitted(X))
+        L = self._log_joint(self._check_X(X))
         return np.exp(L - logsumexp(L, axis=1, keepdims=True))
 
     def predict(self, X):
         """Most probable component of each sample, (n_samples,)."""
-        return np.argmax(self._log_joint(self._check_fitted(X)), axis=1)
+        return np.argmax(self._log_joint(self._check_X(X)), axis=1)
 
     def score_samples(self, X):
         """Log-density of each sample under the fitted mixture, (n_samples,)."""
-        return logsumexp(self._log_joint(self._check_fitted(X)), axis=1)
+        return logsumexp(self._log_joint(self._check_X(X)), axis=1)
 
     def score(self, X, y=None):
         """Average log-likelihood per sample (as ``GaussianMixture.score``)."""
@@ -275,8 +310,7 @@ class SpectralGMM:
 
         Extra keyword arguments go to ``GaussianMixture`` (e.g. ``max_iter``, ``tol``).
         """
-        if not hasattr(self, "means_"):
-            raise ValueError("this SpectralGMM is not fitted yet; call fit first")
+        self._check_fitted("means_")
         from sklearn.mixture import GaussianMixture
 
         return GaussianMixture(n_components=self.means_.shape[0], covariance_type="spherical",

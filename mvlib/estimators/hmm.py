@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+from sklearn.base import DensityMixin
 
 from .._validation import check_positive_int, check_random_state
 from ..hmm import (
@@ -94,7 +95,7 @@ def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_ga
     return O, T
 
 
-class SpectralHMM(_Estimator):
+class SpectralHMM(DensityMixin, _Estimator):
     r"""Categorical hidden Markov model by the method of moments (three-view reduction).
 
     See :doc:`/chapters/06_hidden_markov` for the derivation and a numerical check.
@@ -188,6 +189,12 @@ class SpectralHMM(_Estimator):
         self.min_gap = min_gap
         self.max_retries = max_retries
         self.refine = refine
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True   # symbols 0..n_symbols-1 in one column
+        tags.input_tags.categorical = True
+        return tags
 
     def fit(self, X, lengths=None):
         """Estimate the parameters from symbol sequences ``X`` (n_samples, 1); returns ``self``.

@@ -69,6 +69,8 @@ class MultiViewMixture(_Estimator):
         Mixing weights, non-negative, summing to 1.
     n_retries_ : int
         Redraws of Θ that were needed (``"observable"``; 0 for ``"tensor"``).
+    n_features_in_ : list of three ints
+        The numbers of columns d_v of the views seen in ``fit``.
 
     Notes
     -----
@@ -84,6 +86,12 @@ class MultiViewMixture(_Estimator):
         self.random_state = random_state
         self.min_gap = min_gap
         self.max_retries = max_retries
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False   # a list of three views, not one 2-d array
+        tags.input_tags.sparse = True
+        return tags
 
     def fit(self, views, y=None):
         """Estimate ``means_`` and ``weights_`` from ``views = [X1, X2, X3]``; returns ``self``.

@@ -65,13 +65,14 @@ from ..overcomplete import (
     _value,
     als_refine,
 )
+from ._base import _Estimator
 
 __all__ = ["OvercompleteTensorDecomposition"]
 
 _INITS = ("svd", "labels", "random")
 
 
-class OvercompleteTensorDecomposition:
+class OvercompleteTensorDecomposition(_Estimator):
     r"""Decompose :math:`T=\sum_{j=1}^k w_j a_j\otimes b_j\otimes c_j` with k possibly > d.
 
     Alternating asymmetric power updates (Anandkumar, Ge & Janzamin 2015, Algorithm 1, eq. 1) from SVD
@@ -153,6 +154,12 @@ class OvercompleteTensorDecomposition:
         self.n_als_iterations = n_als_iterations
         self.max_rounds = max_rounds
         self.symmetric = symmetric
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False   # fit takes a (d, d, d) tensor
+        tags.input_tags.three_d_array = True
+        return tags
 
     # ------------------------------------------------------------------ public
     def fit(self, T, y=None, *, init_vectors=None):

@@ -146,6 +146,12 @@ class SpectralTopicModel(_Estimator):
         self.min_gap = min_gap
         self.max_retries = max_retries
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True   # non-negative integer counts
+        tags.input_tags.sparse = True
+        return tags
+
     def fit(self, X, y=None):
         """Estimate ``topic_word_`` and ``weights_`` from counts ``X`` (n_docs, n_words); returns ``self``.
 
@@ -206,8 +212,7 @@ class SpectralTopicModel(_Estimator):
     def _log_joint(self, X):
         self._check_fitted("topic_word_")
         X, _ = check_counts(X, "X", min_length=0, min_rows=1)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with {self.n_features_in_} words")
+        self._check_n_features(X.shape[1])
         logB = np.log(np.maximum(self.topic_word_, _LOG_FLOOR))
         logw = np.log(np.maximum(self.weights_, _LOG_FLOOR))
         return np.asarray(X @ logB.T) + logw

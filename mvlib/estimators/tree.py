@@ -12,9 +12,10 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 from scipy.special import ndtr
+from sklearn.base import DensityMixin
 from tensorly.tt_tensor import TTTensor
 
-from .._validation import IllConditionedWarning, check_array, check_views
+from .._validation import IllConditionedWarning, check_array, check_n_features, check_views
 from ..kernels import _check_bandwidth, delta_kernel, rbf_kernel, silverman_bandwidth
 from ..tree import _check_ranks
 from ._base import _Estimator
@@ -22,7 +23,7 @@ from ._base import _Estimator
 __all__ = ["LatentTreeEmbedding"]
 
 
-class LatentTreeEmbedding(_Estimator):
+class LatentTreeEmbedding(DensityMixin, _Estimator):
     r"""Low-rank decomposition of an empirical kernel embedding along a chain (Algorithm 3).
 
     Decomposes :math:`\widehat{\mathcal C}_{X_{1:d}}=\frac1n\sum_{i=1}^n\otimes_{j=1}^d
@@ -64,6 +65,8 @@ class LatentTreeEmbedding(_Estimator):
     betas_ : list of d-1 arrays (n, r_j), the coefficients β (θ^i are their rows)
     gammas_ : list of d-1 arrays (r_j, n), the reduced features γ^i as columns
     bandwidths_ : array (d,) (rbf only)
+    n_features_in_ : int (the columns of a 2-d X) or list of d ints (the columns of each view
+        when X is a list of views)
 
     Cost: O(d n²) for the kernel matrices and O(n³) per step (Cholesky, eigenproblem),
     memory O(d n²); :meth:`density` costs O(m n Σ r_j) for m points.
@@ -87,6 +90,8 @@ class LatentTreeEmbedding(_Estimator):
             views = [X[:, [j]] for j in range(X.shape[1])]
         if fitted:
             if len(views) != self.n_variables_:
+                if not isinstance(X, (list, tuple)):   # the columns of a 2-d X are the variables
+                    check_n_features(len(views), self.n_variables_, type(self).__name__, name)
                 raise ValueError(f"{name} has {len(views)} variables but the model was fitted on "
                                  f"{self.n_variables_}")
             for j, (V, T) in enumerate(zip(views, self._train)):
@@ -133,7 +138,7 @@ class LatentTreeEmbedding(_Estimator):
         views = self._views(X)
         d, n = len(views), views[0].shape[0]
         if d < 2:
-            raise ValueError(f"X must hold at least 2 variables, got {d}")
+            raise ValueError(f"X must hold at least 2 variables, got {d} (n_features={d})")
         if n < 2:
             raise ValueError(f"X has {n} samples but at least 2 are required")
         ranks, bw = self._check_params(views)
@@ -141,6 +146,7 @@ class LatentTreeEmbedding(_Estimator):
             if r > n:
                 raise ValueError(f"ranks[{k}]={r} exceeds the number of samples n={n}")
         self.n_variables_, self.bandwidths_, self._train = d, bw, views
+        self.n_features_in_ = [V.shape[1] for V in views] if isinstance(X, (list, tuple)) else d
         Ks = [self._gram(j, V, V) for j, V in enumerate(views)]
         # L_j = K_{j+1} ∘ ... ∘ K_d, built from the right
         Ls = [None] * (d - 1)
