@@ -160,6 +160,31 @@ def test_topic_model_exact_recovery(method, k, extra, seed, state):
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
+@given(k=st.integers(1, 3), extra=st.integers(0, 2), lengths=st.sets(st.integers(3, 5), min_size=1),
+       seed=SEEDS, state=STATES)
+def test_topic_model_exact_recovery_documents_of_several_lengths(method, k, extra, lengths, seed, state):
+    """Family: single-topic models with k in 1..3 topics over d = max(2, k + extra) words, word
+    probabilities multiples of 1/3 with σ_k(M) ≥ 0.1, weights multiples of 1/20 (each ≥ 0.05);
+    for every length L in a non-empty subset of {3, 4, 5}, the documents of L words in their
+    exact proportions (every ordered L-tuple of words is exact), all lengths pooled. The unbiased
+    count moments are exact, and the topics and weights come back to 1e-8."""
+    rng = np.random.default_rng(seed)
+    d = max(2, k + extra)
+    C = stochastic_counts(rng, d, k, 3)
+    wc = composition(rng, 20, k, 1)
+    w = [Fraction(int(c), 20) for c in wc]
+    docs = []
+    for L in sorted(lengths):
+        views, _ = categorical_exact_data(w, [fractions(C, 3)] * L)
+        docs.append(sum(views).astype(np.int64))
+    X = np.vstack(docs)
+    est = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(X)
+    perm = order(C / 3, est.topic_word_.T)
+    np.testing.assert_allclose(est.topic_word_[perm], C.T / 3, atol=1e-8)
+    np.testing.assert_allclose(est.weights_[perm], wc / 20, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["observable", "tensor"])
 @given(k=st.integers(2, 3), extra=st.integers(1, 3), seed=SEEDS, state=STATES)
 def test_topic_model_reproducible_and_picklable(method, k, extra, seed, state):
     """Family: ``topic_model`` with every document's counts perturbed (each word count gets one
@@ -216,7 +241,8 @@ def test_multiview_mixture_exact_recovery(method, k, extras, e, seed, state):
 @given(k=st.integers(2, 3), seed=SEEDS, state=STATES)
 def test_multiview_mixture_reproducible_and_picklable(method, k, seed, state):
     """Family: ``gaussian_views`` with d_v = k + 1, its cubature rows plus N(0, 0.01²) noise
-    (inexact moments). Same random_state → bit-identical fit; pickling round-trips."""
+    (inexact moments). Same random_state → bit-identical fit; pickling round-trips; the same
+    views as CSR matrices give the dense fit."""
     rng = np.random.default_rng(seed)
     views, _, _ = gaussian_views(rng, k, (1, 1, 1))
     views = [V + 0.01 * rng.standard_normal(V.shape) for V in views]
@@ -226,6 +252,11 @@ def test_multiview_mixture_reproducible_and_picklable(method, k, seed, state):
     assert_same_fit(a, b)
     assert_same_fit(a, c)
     assert_pickle_round_trip(a)
+    import scipy.sparse as sp
+
+    s = mvlib.MultiViewMixture(k, method=method, random_state=state).fit([sp.csr_matrix(V) for V in views])
+    for Ma, Ms in zip(a.means_, s.means_):  # CSR views give the dense fit
+        np.testing.assert_allclose(Ms, Ma, atol=1e-10)
 
 
 # --------------------------------------------------------------------------- spherical GMM
@@ -353,12 +384,15 @@ def test_spectral_hmm_reproducible_and_picklable(method, k, seed, state):
 
 # --------------------------------------------------------------------------- kernel estimators
 def discrete_views(rng, k, extra, symmetric, q=5):
-    """Three categorical views over d = max(2, k + extra) values, as integer codes (view v's values
-    offset by 10 v when the views differ): conditional laws in multiples of 1/5 with
-    σ_k ≥ 0.1 (one law for all views when ``symmetric``), weights multiples of 1/20, each
-    ≥ 0.05, every outcome in its exact proportion."""
-    d = max(2, k + extra)
-    Cs = [stochastic_counts(rng, d, k, q)] * 3 if symmetric else [stochastic_counts(rng, d, k, q) for _ in range(3)]
+    """Three categorical views over d = max(2, k + extra) values each (when ``symmetric``, one
+    conditional law for all views) or over d_v = max(2, k + e_v) values, e_v uniform in 0..2,
+    offset by 10 v (views with different laws and alphabets), as integer codes: conditional laws
+    in multiples of 1/5 with σ_k ≥ 0.1, weights multiples of 1/20, each ≥ 0.05, every outcome in
+    its exact proportion."""
+    if symmetric:
+        Cs = [stochastic_counts(rng, max(2, k + extra), k, q)] * 3
+    else:
+        Cs = [stochastic_counts(rng, max(2, k + int(rng.integers(0, 3))), k, q) for _ in range(3)]
     wc = composition(rng, 20, k, 1)
     views, _ = categorical_exact_data([Fraction(int(c), 20) for c in wc], [fractions(C, q) for C in Cs])
     offsets = [0, 0, 0] if symmetric else [0, 10, 20]
@@ -369,15 +403,14 @@ def discrete_views(rng, k, extra, symmetric, q=5):
 @pytest.mark.parametrize("symmetric", [True, False])
 @given(k=st.integers(1, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
 def test_kernel_spectral_delta_kernel_exact_recovery(symmetric, k, extra, seed, state):
-    """Family: see ``discrete_views`` (k in 1..3, d in max(2, k)..k+2). With the delta kernel the
+    """Family: see ``discrete_views`` (k in 1..3, alphabets of max(2, k)..k+2 values). With the delta kernel the
     conditional densities are the conditional probabilities of each value, and they and the
     weights come back to 1e-8 (Song et al. 2014, Example 1)."""
     codes, Ms, w, offsets = discrete_views(np.random.default_rng(seed), k, extra, symmetric)
     est = mvlib.KernelSpectral(k, kernel="delta", symmetric=symmetric, random_state=state).fit(codes)
-    d = Ms[0].shape[0]
-    perm = order(Ms[0], est.conditional_density(np.arange(d) + offsets[0], view=0))
+    perm = order(Ms[0], est.conditional_density(np.arange(Ms[0].shape[0]) + offsets[0], view=0))
     for v in range(3):
-        P = est.conditional_density(np.arange(d, dtype=float) + offsets[v], view=v)
+        P = est.conditional_density(np.arange(Ms[v].shape[0], dtype=float) + offsets[v], view=v)
         np.testing.assert_allclose(P[:, perm], Ms[v], atol=1e-8)
     np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
     # the posterior of each sample is the true model's
