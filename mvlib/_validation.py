@@ -66,7 +66,9 @@ def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} cannot be converted to a numeric array ({exc})") from None
+        why = ("its rows have different lengths (a ragged nested sequence)"
+               if "inhomogeneous" in str(exc) or "sequence" in str(exc) else str(exc))
+        raise TypeError(f"{name} cannot be converted to a numeric array: {why}") from None
     if arr.dtype == object:  # numbers held as Python objects are numbers
         try:
             arr = arr.astype(float)
@@ -92,8 +94,10 @@ def check_array(X, name: str, *, ndim: int = 2, allow_sparse: bool = False,
     return arr
 
 
-def check_matrix(A, name: str, *, shape: tuple | None = None, square: bool = False):
-    """A finite 2-d float array, optionally of a given shape (``None`` = any)."""
+def check_matrix(A, name: str, *, shape: tuple | None = None, square: bool = False,
+                 by: str | None = None):
+    """A finite 2-d float array, optionally of a given shape (``None`` = any); ``by`` names
+    the argument that sets the required shape (for the message)."""
     A = check_array(A, name, ndim=2)
     if square and A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be square, got shape {A.shape}")
@@ -102,6 +106,7 @@ def check_matrix(A, name: str, *, shape: tuple | None = None, square: bool = Fal
             if want is not None and got != want:
                 raise ValueError(
                     f"{name} has {got} {'rows' if axis == 0 else 'columns'} but {want} are required"
+                    + (f" by {by}" if by else "")
                 )
     return A
 
@@ -231,6 +236,27 @@ def unscale(values, e: int, name: str, what: str):
     return out
 
 
+def column_if_vector(X):
+    """A 1-d array-like (n points in one dimension) as an (n, 1) array; anything else is
+    returned unchanged, for :func:`check_array` to accept or name."""
+    if X is None or isinstance(X, (str, bytes)) or sp.issparse(X):
+        return X
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):   # ragged nested sequences
+        return X
+    return arr[:, None] if arr.ndim == 1 and arr.dtype != object else X
+
+
+def check_vector_or_matrix(V, name: str):
+    """A finite 1-d or 2-d float array (a vector contracts a mode away, a matrix maps it)."""
+    try:
+        nd = np.ndim(V) if not sp.issparse(V) else 2
+    except Exception:   # ragged nested sequences: check_array names them
+        nd = 2
+    return check_array(V, name, ndim=1 if nd == 1 else 2, allow_sparse=False)
+
+
 def add_scaled(total, e_total: int, part, e_part: int):
     """``(total * 2**e_total + part * 2**e_part)`` as ``(sum, exponent)``: a running sum of
     parts held at different powers of two. With equal exponents this is ``total + part``."""
@@ -283,15 +309,20 @@ def check_counts(X, name: str = "X", *, min_length: int = 0, min_rows: int = 1):
             f"for word {int(X.indices[pos])}"
         )
     lengths = np.asarray(X.sum(axis=1)).ravel()
+    if lengths.size and lengths.max() > 2.0 ** 100:
+        i = int(np.argmax(lengths))
+        raise ValueError(f"{name} has a document (row {i}) of {lengths[i]:.3g} words; the moments of "
+                         "count data overflow above 2**100 words per document")
     if min_length > 0:
         short = np.flatnonzero(lengths < min_length)
         if short.size:
             i = int(short[0])
             more = f" ({short.size} documents in all)" if short.size > 1 else ""
             raise ValueError(
-                f"document {i} has {int(lengths[i])} words; third-order moments need at least "
-                f"{min_length}{more}" if min_length == 3 else
-                f"document {i} has {int(lengths[i])} words; at least {min_length} are required{more}"
+                (f"document {i} has {int(lengths[i])} words; third-order moments need at least "
+                 f"{min_length}{more}" if min_length == 3 else
+                 f"document {i} has {int(lengths[i])} words; at least {min_length} are required{more}")
+                + f" (the documents are the rows of {name})"
             )
     return X, lengths
 

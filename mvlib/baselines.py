@@ -437,8 +437,10 @@ class UnigramMixtureEM(DensityMixin, _Estimator):
     def fit(self, X, y=None):
         """Fit by EM to counts ``X`` (n_docs, n_words), dense or sparse; returns ``self``."""
         k, rng = self._check_params()
-        X, _ = check_counts(X, "X", min_length=0, min_rows=2)
+        X, lengths = check_counts(X, "X", min_length=0, min_rows=2)
         n, d = X.shape
+        if not lengths.sum() > 0:
+            raise ValueError("X holds no words (every count is zero); there is nothing to fit")
         if k > n:
             raise ValueError(f"n_components={k} exceeds the number of documents {n}")
         starts = []

@@ -22,7 +22,7 @@ import numpy as np
 import tensorly as tl
 from tensorly.cp_tensor import CPTensor
 
-from ._validation import check_cubic_tensor, check_random_state, check_rank
+from ._validation import check_cubic_tensor, check_random_state, check_rank, scale_exponent, scaled, unscale
 
 __all__ = ["jennrich"]
 
@@ -73,6 +73,8 @@ def jennrich(T, rank, *, random_state=None) -> CPTensor:
     k = T.shape[0]
     rank = check_rank(rank, "rank", k, "the dimension k of T")
     rng = check_random_state(random_state)
+    e = scale_exponent(T)   # extreme scale: decompose T / 2**e (exact); the weights come back
+    T = scaled(T, e)
 
     U = None
     core = T
@@ -108,4 +110,5 @@ def jennrich(T, rank, *, random_state=None) -> CPTensor:
     lam, Vc = lam[order], Vc[:, order]
     V = Vc if U is None else U @ Vc
     V = V / np.linalg.norm(V, axis=0, keepdims=True)
+    lam = unscale(lam, e, "T", "the weights")
     return CPTensor((tl.tensor(lam), [tl.tensor(V), tl.tensor(V.copy()), tl.tensor(V.copy())]))

@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_array, check_positive_int, check_random_state, scale_exponent, scaled
+from ._validation import check_array, check_positive_int, check_random_state, scale_exponent, scaled, unscale
 
 __all__ = ["rbf_kernel", "delta_kernel", "incomplete_cholesky", "nystrom_factor", "silverman_bandwidth"]
 
@@ -41,8 +41,11 @@ _NYSTROM_RTOL = 1e-10
 def _as_points(X, name):
     """1-d arrays are n points in one dimension; returns a float (n, d) array."""
     if X is not None and not isinstance(X, (str, bytes)):
-        arr = np.asarray(X)
-        if arr.ndim == 1 and arr.dtype != object:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):   # ragged nested sequences: check_array names them
+            arr = None
+        if arr is not None and arr.ndim == 1 and arr.dtype != object:
             X = arr[:, None]
     return check_array(X, name, ndim=2)
 
@@ -79,6 +82,9 @@ def silverman_bandwidth(X):
     """
     X = check_array(X, "X", ndim=2, min_rows=2)
     n, d = X.shape
+    e = scale_exponent(X)   # extreme scale: the rule on X / 2**e (exact), scaled back
+    if e != 0:
+        return float(unscale(silverman_bandwidth(scaled(X, e)), e, "X", "the bandwidth"))
     sd = X.std(axis=0, ddof=1)
     if d == 1:
         q75, q25 = np.percentile(X[:, 0], [75, 25])
@@ -270,6 +276,8 @@ def incomplete_cholesky(X, kernel, rank, tol=1e-10, *, return_pivots=False):
     n = X.shape[0]
     r = min(rank, n)
     resid = _kernel_diagonal(X, kernel).copy()
+    if not np.all(np.isfinite(resid)):
+        raise ValueError("kernel returned NaN or infinity on the diagonal K(x, x)")
     total = float(resid.sum())
     G = np.zeros((n, r))
     pivots = np.zeros(r, dtype=int)
@@ -280,6 +288,8 @@ def incomplete_cholesky(X, kernel, rank, tol=1e-10, *, return_pivots=False):
         if resid[p] <= max(tol * total, 0.0) or resid[p] <= 0:
             break
         col = np.asarray(kernel(X, X[p:p + 1]), float).ravel()
+        if not np.all(np.isfinite(col)):
+            raise ValueError("kernel returned NaN or infinity")
         col -= G[:, :j] @ G[p, :j]
         G[:, j] = col / np.sqrt(resid[p])
         resid -= G[:, j] ** 2
@@ -362,16 +372,20 @@ def weighted_density_error(p_true, p_hat, weights, dx=1.0, *, return_permutation
     from ._validation import check_matrix
 
     P = check_matrix(p_true, "p_true")
-    Q = check_matrix(p_hat, "p_hat", shape=P.shape)
+    Q = check_matrix(p_hat, "p_hat", shape=P.shape, by="p_true")
     w = check_array(weights, "weights", ndim=1)
     if w.shape[0] != P.shape[1]:
         raise ValueError(f"weights has length {w.shape[0]} but p_true has {P.shape[1]} columns")
     if np.any(w < 0):
         raise ValueError("weights must be non-negative")
     dx = _check_bandwidth(dx, "dx")
+    # extreme scales: densities and weights in units of powers of two (exact), error scaled back
+    e = scale_exponent(np.array([np.max(np.abs(P)), np.max(np.abs(Q))]))
+    ew, ex = scale_exponent(w), scale_exponent(dx, even=True)
+    P, Q, w, dx = scaled(P, e), scaled(Q, e), scaled(w, ew), float(scaled(dx, ex))
     cost = w[:, None] * cdist(P.T, Q.T) * np.sqrt(dx)
     rows, perm = linear_sum_assignment(cost)
-    err = float(cost[rows, perm].sum())
+    err = float(unscale(cost[rows, perm].sum(), e + ew + ex // 2, "p_true, p_hat, weights", "the error"))
     return (err, perm) if return_permutation else err
 
 

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from ._validation import check_matrix
+from ._validation import check_matrix, scale_exponent, scaled, unscale
 
 __all__ = ["match_columns", "column_errors", "matched_error", "error_text", "npmi_coherence"]
 
@@ -40,7 +40,9 @@ def match_columns(true, estimate, *, sign_invariant: bool = False):
         Multiply the permuted columns by these (all ones unless ``sign_invariant``).
     """
     A = check_matrix(true, "true")
-    B = check_matrix(estimate, "estimate", shape=A.shape)
+    B = check_matrix(estimate, "estimate", shape=A.shape, by="true")
+    e = _common_exponent(A, B)   # extreme scales: distances in units of 2**e (exact)
+    A, B = scaled(A, e), scaled(B, e)
     cost = cdist(A.T, B.T)
     if sign_invariant:
         cost_neg = cdist(A.T, -B.T)
@@ -62,12 +64,22 @@ def column_errors(true, estimate, *, sign_invariant: bool = False, relative: boo
     Returns an array (k,) in the column order of ``true``.
     """
     A = check_matrix(true, "true")
-    B = check_matrix(estimate, "estimate", shape=A.shape)
+    B = check_matrix(estimate, "estimate", shape=A.shape, by="true")
+    e = _common_exponent(A, B)   # extreme scales: errors in units of 2**e (exact)
+    A, B = scaled(A, e), scaled(B, e)
     perm, signs = match_columns(A, B, sign_invariant=sign_invariant)
     err = np.linalg.norm(A - B[:, perm] * signs, axis=0)
     if relative:
-        err = err / np.linalg.norm(A, axis=0)
-    return err
+        norms = np.linalg.norm(A, axis=0)
+        if np.any(norms == 0):
+            raise ValueError(f"true has a zero column ({int(np.flatnonzero(norms == 0)[0])}); "
+                             "relative errors are undefined")
+        return err / norms
+    return unscale(err, e, "true, estimate", "the errors")
+
+
+def _common_exponent(A, B):
+    return scale_exponent(np.array([np.max(np.abs(A)), np.max(np.abs(B))]))
 
 
 def matched_error(true, estimate, *, sign_invariant: bool = False, relative: bool = False) -> float:

@@ -192,7 +192,7 @@ class _WhitenedTripleSum:
         return add_scaled(self.total, self.exponent, other.total, other.exponent)
 
     def result(self, n):
-        return unscale(self.total / n, self.exponent, "X1, X2, X3", "the whitened third moment")
+        return unscale(self.total / n, self.exponent, "X1, X2, X3 (with W1, W2, W3)", "the whitened third moment")
 
 
 class MomentAccumulator:
@@ -455,6 +455,8 @@ def count_whitened_triples(X, W):
     if W.shape[0] != X.shape[1]:
         raise ValueError(f"W has {W.shape[0]} rows but X has {X.shape[1]} columns")
     a = _inv_falling(lengths, 3)
+    e = scale_exponent(W)   # W of extreme scale: the moment of W / 2**e, scaled back by 2**(3e)
+    W = scaled(W, e)
     Y = np.asarray(X @ W)
     Xa = sp.diags(a) @ X
     Z = np.asarray(Xa.T @ Y)                      # (d, k): Σ_d a_d c_di y_d
@@ -463,7 +465,7 @@ def count_whitened_triples(X, W):
     E1 = _triple_product(W, W, Z)                 # Σ_i w_i⊗w_i⊗z_i
     E0 = _triple_product(W * s[:, None], W, W)    # Σ_i s_i w_i⊗w_i⊗w_i
     T = main - E1 - np.transpose(E1, (0, 2, 1)) - np.transpose(E1, (2, 0, 1)) + 2 * E0
-    return T / X.shape[0]
+    return unscale(T / X.shape[0], 3 * e, "W", "the whitened triples")
 
 
 def count_triples(X):

@@ -40,6 +40,9 @@ from ._validation import (
     check_matrix,
     check_positive_int,
     check_random_state,
+    scale_exponent,
+    scaled,
+    unscale,
     warn_ill_conditioned,
 )
 
@@ -95,15 +98,20 @@ def observable_operator(P12, P123_eta, U1, U2):
     array (k, k). Cost O(d1 d2 k + k³).
     """
     P12 = check_matrix(P12, "P12")
-    P = check_matrix(P123_eta, "P123_eta", shape=P12.shape)
-    U1 = check_matrix(U1, "U1", shape=(P12.shape[0], None))
-    U2 = check_matrix(U2, "U2", shape=(P12.shape[1], U1.shape[1]))
+    P = check_matrix(P123_eta, "P123_eta", shape=P12.shape, by="P12")
+    U1 = check_matrix(U1, "U1", shape=(P12.shape[0], None), by="P12")
+    U2 = check_matrix(U2, "U2", shape=(P12.shape[1], None), by="P12")
+    if U2.shape[1] != U1.shape[1]:
+        raise ValueError(f"U2 has {U2.shape[1]} columns but U1 has {U1.shape[1]}")
+    # extreme scales: exact powers of two; B scales with P123_eta / P12, not with U1, U2
+    es = [scale_exponent(A) for A in (P12, P, U1, U2)]
+    P12, P, U1, U2 = (scaled(A, e) for A, e in zip((P12, P, U1, U2), es))
     denom = U1.T @ P12 @ U2
     s = sla.svdvals(denom)
     if not s[-1] > denom.shape[0] * np.finfo(float).eps * max(s[0], np.finfo(float).tiny):
         raise ValueError("U1^T P12 U2 is singular: U1, U2 must span the ranges of M1, M2 (Condition 3.1)")
     warn_ill_conditioned(s[0] / s[-1], "U1^T P12 U2")
-    return sla.solve(denom.T, (U1.T @ P @ U2).T).T
+    return unscale(sla.solve(denom.T, (U1.T @ P @ U2).T).T, es[1] - es[0], "P123_eta, P12", "B(η)")
 
 
 def projected_operator(T, P, theta, mode: int = 3):
@@ -145,6 +153,20 @@ def _relative_gap(evals):
     re = np.sort(evals.real)
     gap = np.min(np.diff(re)) / scale if re.size > 1 else 1.0
     return float(gap), float(np.max(np.abs(evals.imag)) / scale)
+
+
+def _check_nonzero(T):
+    if not np.any(T):
+        raise ValueError("T is identically zero: there are no components to recover")
+
+
+def _check_invertible(P, name):
+    """Refuse a singular projected pairs matrix (Condition 3.1); warn when ill-conditioned."""
+    k = P.shape[0]
+    s = sla.svdvals(P)
+    if not s[-1] > k * np.finfo(float).eps * max(s[0], np.finfo(float).tiny):
+        raise ValueError(f"the projected pairs matrix {name} is singular (Condition 3.1)")
+    warn_ill_conditioned(s[0] / s[-1], f"the projected pairs matrix {name}")
 
 
 def _solve_right(P, S):
@@ -277,12 +299,16 @@ def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retrie
     """
     U = check_matrix(U, "U")
     d, k = U.shape
-    P = check_matrix(P, "P", shape=(k, k))
+    P = check_matrix(P, "P", shape=(k, k), by="U")
     T = check_cubic_tensor(T)
     if T.shape[0] != k:
         raise ValueError(f"T has dimension {T.shape[0]} but U has {k} columns")
     min_gap, max_retries = _check_gap_options(min_gap, max_retries)
     rng = check_random_state(random_state)
+    _check_nonzero(T)
+    eT, eP = scale_exponent(T), scale_exponent(P)   # extreme scales: exact powers of two
+    T, P = scaled(T, eT), scaled(P, eP)
+    _check_invertible(P, "P")
     Theta, i_star, R, n_retries = _diagonalise(T, P, rng, mode=3, min_gap=min_gap, max_retries=max_retries,
                                                what="B(η) = (U^T Triples(η) U)(U^T Pairs U)^{-1}")
     M = U @ R
@@ -290,7 +316,7 @@ def algorithm_a(U, P, T, *, random_state=None, min_gap: float = 0.02, max_retrie
     if return_info:
         theta = Theta[i_star]
         B = _solve_right(P, np.tensordot(T, theta, axes=([2], [0])))
-        evals = np.diag(sla.solve(R, B @ R))
+        evals = unscale(np.diag(sla.solve(R, B @ R)), eT - eP, "T, P", "the eigenvalues")
         return M, {"eta": U @ theta, "eigenvalues": evals, "n_retries": n_retries}
     return M
 
@@ -342,17 +368,20 @@ def algorithm_b(T, P12, P13, P23=None, *, random_state=None, min_gap: float = 0.
     """
     T = check_cubic_tensor(T)
     k = T.shape[0]
-    P12 = check_matrix(P12, "P12", shape=(k, k))
-    P13 = check_matrix(P13, "P13", shape=(k, k))
+    P12 = check_matrix(P12, "P12", shape=(k, k), by="T")
+    P13 = check_matrix(P13, "P13", shape=(k, k), by="T")
     if P23 is not None:
-        P23 = check_matrix(P23, "P23", shape=(k, k))
+        P23 = check_matrix(P23, "P23", shape=(k, k), by="T")
     min_gap, max_retries = _check_gap_options(min_gap, max_retries)
     rng = check_random_state(random_state)
+    _check_nonzero(T)
+    # extreme scales: exact powers of two; A_v scales with T over the pairs matrix it is solved with
+    eT, e12, e13 = scale_exponent(T), scale_exponent(P12), scale_exponent(P13)
+    e23 = scale_exponent(P23) if P23 is not None else 0
+    T, P12, P13 = scaled(T, eT), scaled(P12, e12), scaled(P13, e13)
+    P23 = scaled(P23, e23) if P23 is not None else None
     for name, P in (("P12", P12), ("P13", P13)) + ((("P23", P23),) if P23 is not None else ()):
-        s = sla.svdvals(P)
-        if not s[-1] > k * np.finfo(float).eps * max(s[0], np.finfo(float).tiny):
-            raise ValueError(f"the projected pairs matrix {name} is singular (Condition 3.1)")
-        warn_ill_conditioned(s[0] / s[-1], f"the projected pairs matrix {name}")
+        _check_invertible(P, name)
 
     Theta, _, R, n_retries = _diagonalise(T, P12, rng, mode=3, min_gap=min_gap, max_retries=max_retries,
                                what="B_123(η) = (U1^T P123(η) U2)(U1^T P12 U2)^{-1}")
@@ -368,6 +397,9 @@ def algorithm_b(T, P12, P13, P23=None, *, random_state=None, min_gap: float = 0.
         # step 4: B_231 is diagonalised by U2^T M2 = A2 (same column order)
         L1 = Theta @ _eigenvalue_rows(T, sla.solve(P23, A2), A2, 1).T
         A1 = sla.solve(Theta, L1)
+    A1, A2, A3 = (unscale(A1, eT - (e13 if P23 is None else e23), "T, P13, P23", "the means of view 1"),
+                  unscale(A2, eT - e13, "T, P13", "the means of view 2"),
+                  unscale(A3, eT - e12, "T, P12", "the means of view 3"))
     out = [A1, A2, A3]
     return (out, {"Theta": Theta, "n_retries": n_retries}) if return_info else out
 

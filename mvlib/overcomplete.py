@@ -69,6 +69,9 @@ from ._validation import (
     check_matrix,
     check_positive_int,
     check_random_state,
+    scale_exponent,
+    scaled,
+    unscale,
 )
 from .power import _blas_limit, _check_tol
 
@@ -89,7 +92,12 @@ _TINY = np.finfo(float).tiny
 
 # ---------------------------------------------------------------------------- operators
 class _DenseTensor:
-    """Batched contractions of an explicit (d, d, d) tensor."""
+    """Batched contractions of an explicit (d, d, d) tensor.
+
+    ``exponent``: the tensor given by the caller is ``T * 2**exponent`` (see :func:`_as_operator`).
+    """
+
+    exponent = 0
 
     def __init__(self, T, *, symmetric: bool | None = None):
         T = np.asarray(T, dtype=float)
@@ -180,7 +188,12 @@ class ThirdMomentOperator:
         self.noise_variance = _check_variance(noise_variance)
         self.X = X
         self.n_samples, self.dim = X.shape
-        self.mean = X.mean(axis=0)
+        # data of extreme scale are used as X / 2**e (exact); results are scaled back by 2**(3e)
+        self._e = e = scale_exponent(X)
+        self._Xs = scaled(X, e)
+        self._ms = self._Xs.mean(axis=0)
+        self._zs = float(np.ldexp(self.noise_variance, -2 * e))
+        self.mean = unscale(self._ms, e, "X", "the mean")
         self.shape = (self.dim,) * 3
 
     def __repr__(self):
@@ -194,7 +207,7 @@ class ThirdMomentOperator:
         step = max(1, _BLOCK // max(R, 1))
         same = U is V
         for s in range(0, n, step):
-            x = self.X[s:s + step]
+            x = self._Xs[s:s + step]
             P = x @ U.T
             out += ((P * P) if same else (P * (x @ V.T))).T @ x
         return out / n
@@ -207,11 +220,12 @@ class ThirdMomentOperator:
         same = U is V
         U, V, single = _rows(U, V, self.dim)
         out = self._raw(U, U if same else V)
-        z = self.noise_variance
+        z = self._zs
         if z:
-            m = self.mean
+            m = self._ms
             out -= z * (np.einsum("rd,rd->r", U, V)[:, None] * m[None, :]
                         + (U @ m)[:, None] * V + (V @ m)[:, None] * U)
+        out = unscale(out, 3 * self._e, "X", "the third moment")
         return out[0] if single else out
 
     def contract_sym(self, U):
@@ -230,26 +244,30 @@ class ThirdMomentOperator:
         theta = check_array(theta, "theta", ndim=1)
         if theta.shape[0] != self.dim:
             raise ValueError(f"theta has length {theta.shape[0]} but the data have {self.dim} columns")
-        S = (self.X * (self.X @ theta)[:, None]).T @ self.X / self.n_samples
-        z = self.noise_variance
+        X = self._Xs
+        et = scale_exponent(theta)
+        theta = scaled(theta, et)
+        S = (X * (X @ theta)[:, None]).T @ X / self.n_samples
+        z = self._zs
         if z:
-            m = self.mean
+            m = self._ms
             S -= z * (np.outer(m, theta) + np.outer(theta, m) + (m @ theta) * np.eye(self.dim))
-        return S
+        return unscale(S, 3 * self._e + et, "X", "the third-moment slice")
 
     def to_dense(self):
         """The d×d×d array (small d only: O(n d³) time, O(d³) memory), for checks and for
         ``fit_moments(..., materialize=True)``; samples are streamed in blocks."""
         from .moments import _triple_product
         d = self.dim
-        T = _triple_product(self.X, self.X, self.X, chunk=max(1, _BLOCK // (d * d))) / self.n_samples
-        z = self.noise_variance
+        X = self._Xs
+        T = _triple_product(X, X, X, chunk=max(1, _BLOCK // (d * d))) / self.n_samples
+        z = self._zs
         if z:
             I = np.eye(d)
-            m = self.mean
+            m = self._ms
             T -= z * (np.einsum("p,qr->pqr", m, I) + np.einsum("q,pr->pqr", m, I)
                       + np.einsum("r,pq->pqr", m, I))
-        return T
+        return unscale(T, 3 * self._e, "X", "the third moment")
 
 
 def _check_variance(z):
@@ -278,7 +296,17 @@ def _as_operator(T, name="T"):
         T = tl.cp_to_tensor(T)
     if tl.is_tensor(T) and not isinstance(T, np.ndarray):
         T = tl.to_numpy(T)
-    return _DenseTensor(check_cubic_tensor(T, name))
+    T = check_cubic_tensor(T, name)
+    e = scale_exponent(T)   # extreme scale: work on T / 2**e (exact); weights are scaled back
+    op = _DenseTensor(scaled(T, e))
+    op.exponent = e
+    return op
+
+
+def _exponent(T, op):
+    """The power of two by which :func:`_as_operator` divided an explicit tensor ``T`` (0 when
+    ``T`` was an operator already: its weights are in its own units)."""
+    return op.exponent if isinstance(op, _DenseTensor) and op is not T else 0
 
 
 def _value(op, A, B, C):
@@ -336,7 +364,11 @@ def _iterate(op, A, B, C, n_iterations, tol, symmetric):
 # ---------------------------------------------------------------------------- checks
 def _check_starts(A, name, d, n_cols=None):
     """Starts (d, R) with non-zero columns -> unit rows (R, d)."""
-    A = check_matrix(A, name, shape=(d, n_cols))
+    A = check_matrix(A, name)
+    if A.shape[0] != d:
+        raise ValueError(f"{name} has {A.shape[0]} rows but {d} are required (the dimension of T)")
+    if n_cols is not None and A.shape[1] != n_cols:
+        raise ValueError(f"{name} has {A.shape[1]} columns but {n_cols} are required")
     norms = np.linalg.norm(A, axis=0)
     if np.any(norms == 0):
         raise ValueError(f"{name} has a zero column (column {int(np.flatnonzero(norms == 0)[0])}); "
@@ -405,7 +437,7 @@ def asymmetric_power_updates(T, A, B=None, C=None, *, n_iterations: int = 100, t
     Cr = _check_starts(C, "C", d, R) if C is not None else Ar.copy()
     sym = _resolve_symmetric(op, symmetric, given_bc)
     A2, B2, C2 = _iterate(op, Ar, Br, Cr, n_iterations, tol, sym)
-    w = _value(op, A2, B2, C2)
+    w = unscale(_value(op, A2, B2, C2), _exponent(T, op), "T", "the weights")
     return w, A2.T.copy(), B2.T.copy(), C2.T.copy()
 
 
@@ -610,7 +642,9 @@ def cluster_restarts(T, weights, A, B, C, n_components: int, *, epsilon: float =
         raise ValueError(f"weights has {w.shape[0]} entries but A has {L} columns")
     same = np.array_equal(Ar, Br) and np.array_equal(Ar, Cr)
     sym = _resolve_symmetric(op, symmetric, not same)
-    wc, Ac, Bc, Cc = _Clusterer(op, k, epsilon, n_iterations, tol, sym).feed(w, Ar, Br, Cr).result()
+    e = _exponent(T, op)
+    wc, Ac, Bc, Cc = _Clusterer(op, k, epsilon, n_iterations, tol, sym).feed(scaled(w, e), Ar, Br, Cr).result()
+    wc = unscale(wc, e, "T", "the weights")
     return wc, Ac.T.copy(), Bc.T.copy(), Cc.T.copy()
 
 
@@ -646,14 +680,15 @@ def labelled_initialization(X, labels, n_components: int):
     y = y.astype(int)
     counts = np.bincount(y, minlength=k)
     if np.any(counts == 0):
-        raise ValueError(f"label {int(np.flatnonzero(counts == 0)[0])} has no labelled sample; "
-                         "every component needs at least one")
+        raise ValueError(f"label {int(np.flatnonzero(counts == 0)[0])} has no labelled sample in labels; "
+                         f"each of the n_components={k} components needs at least one")
+    X = scaled(X, scale_exponent(X))   # unit columns: the scale of X is irrelevant
     sums = np.zeros((k, X.shape[1]))
     np.add.at(sums, y, X)
     means = sums / counts[:, None]
     norms = np.linalg.norm(means, axis=1)
     if np.any(norms == 0):
-        raise ValueError(f"the labelled mean of component {int(np.flatnonzero(norms == 0)[0])} is zero")
+        raise ValueError(f"the mean of the rows of X labelled {int(np.flatnonzero(norms == 0)[0])} is zero")
     return (means / norms[:, None]).T.copy()
 
 
@@ -722,7 +757,9 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
     tol = _check_tol(tol)
     if not isinstance(factors, (list, tuple)) or len(factors) != 3:
         raise TypeError("factors must be a list of three arrays (d, k)")
-    A = check_matrix(factors[0], "factors[0]", shape=(d, None))
+    A = check_matrix(factors[0], "factors[0]")
+    if A.shape[0] != d:
+        raise ValueError(f"factors[0] has {A.shape[0]} rows but T has dimension {d}")
     k = A.shape[1]
     B = check_matrix(factors[1], "factors[1]", shape=(d, k))
     C = check_matrix(factors[2], "factors[2]", shape=(d, k))
@@ -731,6 +768,9 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
         raise ValueError(f"weights has {w.shape[0]} entries but the factors have {k} columns")
     if n_iterations == 0:
         return CPTensor((w.copy(), [A.copy(), B.copy(), C.copy()]))
+    e = _exponent(T, op)
+    w = scaled(w, e)   # T was divided by 2**e: so are the weights (the refined ones come back)
+    w = scaled(w, scale_exponent(w))   # starting weights far off the scale of T: only their size changes
     if isinstance(op, _DenseTensor):
         from tensorly.decomposition import parafac
         init = CPTensor((tl.tensor(w.copy()), [tl.tensor(M.copy()) for M in (A, B, C)]))
@@ -740,9 +780,10 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
             pass
         else:
             w2, (A2, B2, C2) = tl.cp_normalize(cp)
-            return CPTensor((np.asarray(w2, float), [np.asarray(M, float) for M in (A2, B2, C2)]))
+            return CPTensor((unscale(np.asarray(w2, float), e, "T", "the weights"),
+                             [np.asarray(M, float) for M in (A2, B2, C2)]))
     w2, A2, B2, C2 = _als_operator(op, w, A, B, C, n_iterations, tol)
-    return CPTensor((w2, [A2, B2, C2]))
+    return CPTensor((unscale(w2, e, "T", "the weights"), [A2, B2, C2]))
 
 
 # ---------------------------------------------------------------------------- test tensors

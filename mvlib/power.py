@@ -44,6 +44,7 @@ from ._validation import (
     check_positive_int,
     check_random_state,
     check_rank,
+    check_vector_or_matrix,
     scale_exponent,
     scaled,
     unscale,
@@ -143,9 +144,9 @@ def power_iteration(T, theta, *, n_iterations: int = 100, tol: float = 1e-10):
     Cost O(R k³) per iteration.
     """
     T = check_cubic_tensor(T)
-    theta = np.asarray(theta, dtype=float)
+    theta = check_vector_or_matrix(theta, "theta")
     single = theta.ndim == 1
-    Theta = check_array(theta[None, :] if single else theta, "theta", ndim=2)
+    Theta = theta[None, :] if single else theta
     if Theta.shape[1] != T.shape[0]:
         raise ValueError(f"theta has length {Theta.shape[1]} but T has dimension {T.shape[0]}")
     n_iterations = check_positive_int(n_iterations, "n_iterations", minimum=0)

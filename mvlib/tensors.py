@@ -16,7 +16,16 @@ import tensorly as tl
 from tensorly.cp_tensor import CPTensor
 from tensorly.tenalg import multi_mode_dot
 
-from ._validation import check_cubic_tensor, check_positive_int, check_random_state
+from ._validation import (
+    check_array,
+    check_cubic_tensor,
+    check_positive_int,
+    check_random_state,
+    check_vector_or_matrix,
+    scale_exponent,
+    scaled,
+    unscale,
+)
 
 __all__ = [
     "multilinear",
@@ -53,12 +62,20 @@ def multilinear(T, V1, V2, V3):
     Cost O(d1 d2 d3 k1) for the first contraction (largest), through
     ``tensorly.tenalg.multi_mode_dot``.
     """
-    T = tl.tensor(T)
-    mats = []
-    for V in (V1, V2, V3):
-        V = np.asarray(V, dtype=float)
+    T = check_array(tl.to_numpy(T) if tl.is_tensor(T) and not isinstance(T, np.ndarray) else T, "T", ndim=3)
+    mats, e = [], scale_exponent(T)
+    T = tl.tensor(scaled(T, e))
+    for i, V in enumerate((V1, V2, V3)):
+        name = f"V{i + 1}"
+        V = check_vector_or_matrix(V, name)
+        if V.shape[0] != T.shape[i]:
+            raise ValueError(f"{name} has {V.shape[0]} rows but T has {T.shape[i]} entries along mode {i + 1}")
+        ev = scale_exponent(V)
+        e += ev
+        V = scaled(V, ev)
         mats.append(V if V.ndim == 1 else V.T)
-    return tl.to_numpy(multi_mode_dot(T, mats, modes=[0, 1, 2]))
+    out = tl.to_numpy(multi_mode_dot(T, mats, modes=[0, 1, 2]))
+    return unscale(out, e, "T, V1, V2, V3", "the multilinear map")
 
 
 def contract_vectors(T, u, v, w) -> float:
@@ -71,7 +88,14 @@ def outer3(a, b, c):
 
     See :doc:`/chapters/01_multiview_moments` for the derivation and a numerical check.
     """
-    return np.einsum("i,j,l->ijl", np.asarray(a, float), np.asarray(b, float), np.asarray(c, float))
+    return _outer3(a, b, c, ("a", "b", "c"))
+
+
+def _outer3(a, b, c, names):
+    vs = [check_array(x, nm, ndim=1) for x, nm in zip((a, b, c), names)]
+    es = [scale_exponent(x) for x in vs]
+    out = np.einsum("i,j,l->ijl", *(scaled(x, e) for x, e in zip(vs, es)))
+    return unscale(out, sum(es), ", ".join(dict.fromkeys(names)), "the outer product")
 
 
 def symmetric_outer(v):
@@ -79,7 +103,7 @@ def symmetric_outer(v):
 
     See :doc:`/chapters/02_whitening_power` for the derivation and a numerical check.
     """
-    return outer3(v, v, v)
+    return _outer3(v, v, v, ("v",) * 3)
 
 
 def symmetrize3(xi1, xi2, xi3):
@@ -95,12 +119,23 @@ def symmetrize3(xi1, xi2, xi3):
     ``(1/n) Σ_i ⊗[ξ1ⁱ, ξ2ⁱ, ξ3ⁱ]`` computed without (n, k, k, k) arrays
     (cost O(n k³), memory O(k³)).
     """
-    A, B, C = (np.asarray(x, dtype=float) for x in (xi1, xi2, xi3))
+    names = ("xi1", "xi2", "xi3")
+    A, B, C = (check_vector_or_matrix(x, nm) for x, nm in zip((xi1, xi2, xi3), names))
+    if not A.ndim == B.ndim == C.ndim:
+        raise ValueError("xi1, xi2, xi3 must be all vectors (k,) or all matrices (n, k), got "
+                         f"shapes {A.shape}, {B.shape}, {C.shape}")
+    for X, nm in zip((B, C), names[1:]):
+        if X.shape != A.shape:
+            raise ValueError(f"{nm} has shape {X.shape} but xi1 has shape {A.shape}")
+    es = [scale_exponent(X) for X in (A, B, C)]
+    A, B, C = (scaled(X, e) for X, e in zip((A, B, C), es))
     if A.ndim == 1:
-        return outer3(A, B, C) + outer3(C, A, B) + outer3(B, C, A)
-    from .moments import _triple_product  # local import: moments imports tensors
-    n = A.shape[0]
-    return (_triple_product(A, B, C) + _triple_product(C, A, B) + _triple_product(B, C, A)) / n
+        out = outer3(A, B, C) + outer3(C, A, B) + outer3(B, C, A)
+    else:
+        from .moments import _triple_product  # local import: moments imports tensors
+        n = A.shape[0]
+        out = (_triple_product(A, B, C) + _triple_product(C, A, B) + _triple_product(B, C, A)) / n
+    return unscale(out, sum(es), "xi1, xi2, xi3", "the symmetrised tensor")
 
 
 def cp_tensor(weights, factors) -> CPTensor:

@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 from tensorly.tt_tensor import TTTensor
 
-from ._validation import check_array, check_positive_int
+from ._validation import check_array, check_positive_int, scale_exponent, scaled, unscale
 
 __all__ = ["tt_embedding", "reshaping_errors"]
 
@@ -36,13 +36,17 @@ __all__ = ["tt_embedding", "reshaping_errors"]
 def _check_tensor(C, name="C"):
     if C is None or isinstance(C, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got {type(C).__name__}")
-    C = np.asarray(C) if not isinstance(C, np.ndarray) else C
+    if not isinstance(C, np.ndarray):
+        try:
+            C = np.asarray(C)
+        except (TypeError, ValueError):   # ragged nested sequences: check_array names them
+            return check_array(C, name, ndim=2)
     if C.ndim < 2:
         raise ValueError(f"{name} must have at least 2 modes (one per variable), got ndim={C.ndim}")
     return check_array(C, name, ndim=C.ndim)
 
 
-def _check_ranks(ranks, n_cuts: int, name="ranks"):
+def _check_ranks(ranks, n_cuts: int, name="ranks", of=None):
     """An int or a sequence of ``n_cuts`` ints, each >= 1 -> list of ints."""
     if isinstance(ranks, (numbers.Integral, np.integer)) and not isinstance(ranks, bool):
         ranks = [ranks] * n_cuts
@@ -50,7 +54,8 @@ def _check_ranks(ranks, n_cuts: int, name="ranks"):
         raise TypeError(f"{name} must be an int or a sequence of ints, got {type(ranks).__name__}")
     ranks = list(ranks)
     if len(ranks) != n_cuts:
-        raise ValueError(f"{name} must hold one rank per edge of the chain ({n_cuts}), got {len(ranks)}")
+        raise ValueError(f"{name} must hold one rank per edge of the chain ({n_cuts}), got {len(ranks)}"
+                         + (f" ({of} has {n_cuts + 1} modes)" if of else ""))
     return [check_positive_int(r, f"{name}[{k}]") for k, r in enumerate(ranks)]
 
 
@@ -97,7 +102,9 @@ def tt_embedding(C, ranks, *, return_errors: bool = False):
     """
     C = _check_tensor(C)
     shape, d = C.shape, C.ndim
-    ranks = _check_ranks(ranks, d - 1)
+    ranks = _check_ranks(ranks, d - 1, of="C")
+    e = scale_exponent(C)   # extreme scale: decompose C / 2**e (exact); the last core and errors scale back
+    C = scaled(C, e)
     cores, errors = [], []
     r_prev, B = 1, C
     for k in range(d - 1):
@@ -107,9 +114,9 @@ def tt_embedding(C, ranks, *, return_errors: bool = False):
         errors.append(err)
         B = s[:, None] * Vt
         r_prev = U.shape[1]
-    cores.append(B.reshape(r_prev, shape[-1], 1))
+    cores.append(unscale(B.reshape(r_prev, shape[-1], 1), e, "C", "the last core"))
     tt = TTTensor(cores)
-    return (tt, np.array(errors)) if return_errors else tt
+    return (tt, unscale(np.array(errors), e, "C", "the errors")) if return_errors else tt
 
 
 def reshaping_errors(C, ranks):
@@ -130,6 +137,9 @@ def reshaping_errors(C, ranks):
     array (d-1,) of ε_k. Cost: d-1 SVDs of the unfoldings of C.
     """
     C = _check_tensor(C)
-    ranks = _check_ranks(ranks, C.ndim - 1)
+    ranks = _check_ranks(ranks, C.ndim - 1, of="C")
+    e = scale_exponent(C)   # extreme scale: exact powers of two
+    C = scaled(C, e)
     rows = np.cumprod(C.shape)[:-1]
-    return np.array([_truncate(C.reshape(m, -1), r)[3] for m, r in zip(rows, ranks)])
+    return unscale(np.array([_truncate(C.reshape(m, -1), r)[3] for m, r in zip(rows, ranks)]), e,
+                   "C", "the errors")

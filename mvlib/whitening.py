@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_array, check_matrix, check_rank, warn_ill_conditioned
+from ._validation import check_array, check_matrix, check_rank, scale_exponent, scaled, unscale, warn_ill_conditioned
 
 __all__ = ["whitening_matrix", "dewhiten"]
 
@@ -52,6 +52,12 @@ def whitening_matrix(M2, rank, *, rtol: float | None = None, return_eigenvalues:
     M2 = check_matrix(M2, "M2", square=True)
     d = M2.shape[0]
     rank = check_rank(rank, "rank", d, "the dimension of M2")
+    e = scale_exponent(M2, even=True)   # extreme scale: whiten M2 / 2**e (exact), W scales by 2**(-e/2)
+    if e != 0:
+        W, evals = whitening_matrix(scaled(M2, e), rank, rtol=rtol, return_eigenvalues=True)
+        W = unscale(W, -e // 2, "M2", "the whitening matrix")
+        evals = unscale(evals, e, "M2", "the eigenvalues")
+        return (W, evals) if return_eigenvalues else W
     S = 0.5 * (M2 + M2.T)
     evals_all = sla.eigvalsh(S)
     scale = np.max(np.abs(evals_all))
@@ -90,9 +96,12 @@ def dewhiten(W, V, weights=None):
     array (d, m). Cost O(d k² + d k m).
     """
     W = check_matrix(W, "W")
-    V = check_matrix(V, "V", shape=(W.shape[1], None))
-    B = np.linalg.pinv(W.T)
-    out = B @ V
+    V = check_matrix(V, "V")
+    if V.shape[0] != W.shape[1]:
+        raise ValueError(f"V has {V.shape[0]} rows but W has {W.shape[1]} columns")
+    ew, ev = scale_exponent(W), scale_exponent(V)   # extreme scales: exact powers of two
+    B = np.linalg.pinv(scaled(W, ew).T)
+    out = unscale(B @ scaled(V, ev), ev - ew, "W, V", "the un-whitened vectors")
     if weights is not None:
         weights = check_array(weights, "weights", ndim=1)
         if weights.shape[0] != V.shape[1]:
@@ -140,10 +149,12 @@ def symmetrize_views(P12, P13, P23):
     k = P12.shape[0]
     P13 = check_matrix(P13, "P13", shape=(k, k))
     P23 = check_matrix(P23, "P23", shape=(k, k))
+    es = [scale_exponent(P) for P in (P12, P13, P23)]   # extreme scales: exact powers of two
+    P12, P13, P23 = (scaled(P, e) for P, e in zip((P12, P13, P23), es))
     s = sla.svdvals(P12)
     if not s[-1] > k * np.finfo(float).eps * s[0]:
         raise ValueError(f"P12 is singular (smallest singular value {s[-1]:.1e}); views cannot be symmetrised")
     warn_ill_conditioned(s[0] / s[-1], "P12")
     S1 = sla.solve(P12.T, P23).T   # P32 P12^{-1} = (P12^{-T} P23)^T
     S2 = sla.solve(P12, P13).T     # P31 P21^{-1} = (P12^{-1} P13)^T
-    return S1, S2
+    return (unscale(S1, es[2] - es[0], "P12, P23", "S1"), unscale(S2, es[1] - es[0], "P12, P13", "S2"))

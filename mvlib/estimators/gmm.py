@@ -43,6 +43,7 @@ from scipy.special import logsumexp
 from sklearn.base import DensityMixin
 
 from .._validation import check_array, check_positive_int, check_random_state
+from .._validation import scale_exponent, scaled, unscale
 from ..moments import whitened_triples
 from ..power import tensor_power_method
 from ..whitening import dewhiten, whitening_matrix
@@ -120,7 +121,7 @@ def spherical_moments(X, n_components):
     m_tilde = X.T @ proj2 / n
     M2 = cov + np.outer(mean, mean) - sigma2_bar * np.eye(d)
     return {"mean": mean, "sigma2_bar": sigma2_bar, "m_tilde": m_tilde, "M2": M2,
-            "noise_eigenvalues": noise}
+            "noise_eigenvalues": noise, "total_variance": float(np.sum(evals))}
 
 
 def whitened_third_moment(X, W, m_tilde):
@@ -184,7 +185,6 @@ class SpectralGMM(DensityMixin, _Estimator):
     ``sklearn.utils.estimator_checks.check_estimator`` in full.
     """
 
-
     def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
                  n_iterations=100, random_state=None):
         self.n_components = n_components
@@ -200,6 +200,9 @@ class SpectralGMM(DensityMixin, _Estimator):
             raise ValueError(f"covariance_type must be 'spherical', got {self.covariance_type!r}")
         rng = check_random_state(self.random_state)
         X = check_array(X, "X", ndim=2, min_rows=2)
+        e = scale_exponent(X)
+        if e != 0:   # extreme scale: fit X / 2**e (exact), then scale the parameters back
+            return self.fit(scaled(X, e))._unscale_parameters(e)
         n, d = X.shape
         if k > d:
             raise ValueError(
@@ -216,6 +219,11 @@ class SpectralGMM(DensityMixin, _Estimator):
         if n <= d:
             raise ValueError(f"X has {n} rows but more than n_features={d} are needed to estimate the covariance")
         mom = spherical_moments(X, k)
+        if not mom["sigma2_bar"] > 16 * d * np.finfo(float).eps * mom["total_variance"]:
+            raise ValueError(
+                f"X has no variance outside the span of the means: the {d - k + 1} smallest "
+                f"eigenvalues of its covariance average {mom['sigma2_bar']:.3g} (constant columns, "
+                "duplicated rows or noiseless data); the spherical model needs a positive variance")
         W, m2_evals = whitening_matrix(mom["M2"], k, return_eigenvalues=True)
         # rank condition: the k-th eigenvalue of M2 must stand out of the sampling noise
         # (the spread of the d - k + 1 noise eigenvalues, at least 2 σ̄² sqrt(d/n) as for
@@ -274,6 +282,13 @@ class SpectralGMM(DensityMixin, _Estimator):
         self.n_features_in_ = d
         return self
 
+    def _unscale_parameters(self, e):
+        """Parameters fitted on X / 2**e, scaled back to X (named error if float64 cannot hold them)."""
+        self.means_ = unscale(self.means_, e, "X", "the component means")
+        self.covariances_ = unscale(self.covariances_, 2 * e, "X", "the component variances")
+        self.precisions_ = unscale(self.precisions_, -2 * e, "X", "the component precisions")
+        return self
+
     # ------------------------------------------------------------------ inference
     def _check_X(self, X):
         self._check_fitted("means_")
@@ -284,9 +299,14 @@ class SpectralGMM(DensityMixin, _Estimator):
     def _log_joint(self, X):
         """log w_h + log N(x | μ_h, σ_h² I), shape (n, k)."""
         d = X.shape[1]
-        sq = ((X ** 2).sum(1)[:, None] - 2 * X @ self.means_.T + (self.means_ ** 2).sum(1)[None, :])
-        return (np.log(self.weights_) - 0.5 * d * np.log(2 * np.pi * self.covariances_)
-                - 0.5 * np.maximum(sq, 0) / self.covariances_)
+        means, cov, log_shift = self.means_, self.covariances_, 0.0
+        e = scale_exponent(cov, even=True)
+        if e != 0:   # variances of extreme scale: work in units of 2**(e/2) (exact)
+            X, means, cov = scaled(X, e // 2), scaled(means, e // 2), scaled(cov, e)
+            log_shift = e * np.log(2.0)
+        sq = ((X ** 2).sum(1)[:, None] - 2 * X @ means.T + (means ** 2).sum(1)[None, :])
+        return (np.log(self.weights_) - 0.5 * d * (np.log(2 * np.pi * cov) + log_shift)
+                - 0.5 * np.maximum(sq, 0) / cov)
 
     def predict_proba(self, X):
         """Posterior probabilities of the components, (n_samples, n_components)."""

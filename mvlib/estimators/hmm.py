@@ -95,6 +95,10 @@ def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_ga
     return O, T
 
 
+#: largest d×d pair matrix (entries) the spectral HMM agrees to form
+_MAX_PAIR_ENTRIES = 2 ** 27
+
+
 class SpectralHMM(DensityMixin, _Estimator):
     r"""Categorical hidden Markov model by the method of moments (three-view reduction).
 
@@ -217,6 +221,9 @@ class SpectralHMM(DensityMixin, _Estimator):
                              f"{REFINE_MAX_SYMBOLS}")
         if k > d:
             raise ValueError(f"n_states={k} exceeds n_symbols={d}: O would not have rank n_states (Condition 3.1)")
+        if d * d > _MAX_PAIR_ENTRIES:
+            raise ValueError(f"n_symbols={d} is too large: the d×d pair matrices would have {d * d} "
+                             f"entries (> 2**27)")
         (X1, X2, X3), _ = window_views(x[:, None], lengths, d)
         method, failure = self.method, None
         if method == "tensor":

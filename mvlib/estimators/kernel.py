@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import scipy.linalg as sla
 
-from .._validation import check_positive_int, check_random_state, check_views
+from .._validation import check_positive_int, check_random_state, check_views, column_if_vector
 from ..kernels import (
     _check_bandwidth,
     cv_bandwidth,
@@ -143,8 +143,7 @@ class KernelSpectral(_ProductMixture):
 
     def _views(self, views, min_rows):
         if isinstance(views, (list, tuple)):
-            views = [np.asarray(X)[:, None] if (X is not None and not isinstance(X, (str, bytes))
-                                                and np.ndim(X) == 1) else X for X in views]
+            views = [column_if_vector(X) for X in views]
         return check_views(views, n_views=3, min_rows=min_rows, allow_sparse=False)
 
     # ------------------------------------------------------------------ fit

@@ -49,11 +49,13 @@ import numpy as np
 from tensorly.cp_tensor import CPTensor
 
 from .._validation import check_array, check_positive_int, check_random_state
+from .._validation import scale_exponent, scaled, unscale
 from ..power import _blas_limit, _sphere
 from ..overcomplete import (
     ThirdMomentOperator,
     _as_operator,
     _check_epsilon,
+    _check_variance,
     _check_starts,
     _check_tol,
     _Clusterer,
@@ -170,7 +172,8 @@ class OvercompleteTensorDecomposition(_Estimator):
         """
         params = self._check_params()
         op = _as_operator(T)
-        return self._fit(op, params, init_vectors)
+        e = op.exponent if isinstance(op, _DenseTensor) else 0   # T of extreme scale: op holds T / 2**e
+        return self._fit(op, params, init_vectors)._unscale_weights(e, "T")
 
     def fit_moments(self, X, noise_variance=0.0, *, init_vectors=None, materialize="auto"):
         r"""Decompose the empirical :math:`\hat M_3` of Lemma 1 / eq. (2) of data X (n, d).
@@ -187,6 +190,10 @@ class OvercompleteTensorDecomposition(_Estimator):
         """
         params = self._check_params()
         X = check_array(X, "X", ndim=2, min_rows=2)  # a moment from one sample estimates nothing
+        e = scale_exponent(X)
+        if e != 0:   # extreme scale: the moment of X / 2**e (exact); weights scale back by 2**(3e)
+            X = scaled(X, e)
+            noise_variance = float(np.ldexp(_check_variance(noise_variance), -2 * e))
         op = ThirdMomentOperator(X, noise_variance)
         n, d = op.n_samples, op.dim
         if materialize == "auto":
@@ -196,7 +203,15 @@ class OvercompleteTensorDecomposition(_Estimator):
         self.materialized_ = bool(materialize)
         if materialize:
             op = _DenseTensor(op.to_dense(), symmetric=True)
-        return self._fit(op, params, init_vectors)
+        return self._fit(op, params, init_vectors)._unscale_weights(3 * e, "X")
+
+    def _unscale_weights(self, e, name):
+        """Weights fitted on data divided by 2**e, scaled back (named error if float64 cannot hold them)."""
+        if e != 0:
+            self.weights_ = unscale(self.weights_, e, name, "the component weights")
+            self.power_weights_ = unscale(self.power_weights_, e, name, "the component weights")
+            self.cp_tensor_ = CPTensor((self.weights_.copy(), list(self.cp_tensor_.factors)))
+        return self
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):

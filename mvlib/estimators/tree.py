@@ -155,6 +155,9 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
             Ls[j] = acc
             if j > 0:
                 acc = acc * Ks[j]
+        if not all(np.all(np.isfinite(M)) for M in Ks + Ls):
+            raise ValueError(f"the products of the normalised Gram matrices overflow float64: "
+                             f"bandwidth={self.bandwidth!r} is too small for the spacing of X")
         Kt = Ks[0]
         self.betas_, self.gammas_, self.singular_values_ = [], [], []
         for j in range(d - 1):
@@ -173,8 +176,9 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
         n = Kt.shape[0]
         scale = float(np.mean(np.diag(Kt)))
         if not scale > 0:
-            raise ValueError(f"the Gram matrix of step {j + 1} has a zero diagonal; the data "
-                             "carry no signal at this edge")
+            raise ValueError(f"the Gram matrix of step {j + 1} has a zero diagonal: the data carry "
+                             "no signal at this edge, or the normalised kernel values underflow "
+                             f"float64 (bandwidth={self.bandwidth!r} too large for the scale of X)")
         try:
             R = sla.cholesky(Kt + self.jitter * scale * np.eye(n), lower=False)
         except np.linalg.LinAlgError:
