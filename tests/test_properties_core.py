@@ -267,3 +267,71 @@ def test_moment_accumulator_is_pickled_and_resumed(sizes, seed):
     assert a.n_samples_ == b.n_samples_ == sum(sizes)
     np.testing.assert_array_equal(a.whitened_triples(), b.whitened_triples())
     np.testing.assert_array_equal(a.pairs(1, 3), b.pairs(1, 3))
+
+
+# --------------------------------------------------------------------------- count moments
+def _positions(c):
+    """The word positions of a document of counts c (any order)."""
+    return np.repeat(np.arange(c.size), c)
+
+
+@given(n_docs=st.integers(1, 8), d=st.integers(1, 5), k=st.integers(1, 3), sparse=st.booleans(),
+       seed=SEEDS)
+def test_count_moments_average_over_distinct_positions(n_docs, d, k, sparse, seed):
+    """Family: any n_docs documents over d words with counts in 0..3 per word and at least three
+    words (lengths 3..3d), dense or CSR; any W (d, k) and η with N(0, 1) entries. The unbiased
+    count moments equal, document by document, the average over ordered pairs / triples of
+    distinct word positions (brute force over the positions), averaged over documents."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(n_docs, d))
+    for row in X:  # at least three words per document
+        while row.sum() < 3:
+            row[rng.integers(d)] += 1
+    W, eta = rng.standard_normal((d, k)), rng.standard_normal(d)
+    E = np.eye(d)
+    pairs = np.zeros((d, d))
+    slices = np.zeros((d, d))
+    trip = np.zeros((k, k, k))
+    for c in X:
+        pos = _positions(c)
+        ell = pos.size
+        pp = [(a, b) for a in range(ell) for b in range(ell) if a != b]
+        tt = [(a, b, g) for a, b, g in itertools.permutations(range(ell), 3)]
+        pairs += sum(np.outer(E[pos[a]], E[pos[b]]) for a, b in pp) / len(pp)
+        slices += sum(eta[pos[g]] * np.outer(E[pos[a]], E[pos[b]]) for a, b, g in tt) / len(tt)
+        Y = W[pos]
+        trip += np.einsum("ti,tj,tl->ijl", Y[[t[0] for t in tt]], Y[[t[1] for t in tt]],
+                          Y[[t[2] for t in tt]]) / len(tt)
+    Xin = sp.csr_matrix(X) if sparse else X
+    np.testing.assert_allclose(mvlib.count_pairs(Xin), pairs / n_docs, atol=1e-12)
+    np.testing.assert_allclose(mvlib.count_triples_slice(Xin, eta), slices / n_docs, atol=1e-12)
+    np.testing.assert_allclose(mvlib.count_whitened_triples(Xin, W), trip / n_docs, atol=1e-11)
+
+
+# --------------------------------------------------------------------------- spectral norm
+@given(k=st.integers(1, 6), e=SCALES, seed=SEEDS)
+def test_symmetric_spectral_norm_of_odeco_tensors(k, e, seed):
+    """Family: the odeco tensors 10^e Σ_h λ_h v_h^⊗3 above (λ_h in [1, 10], e in -30..30), each
+    λ_h given a random sign. The spectral norm max_|u|=1 |T(u, u, u)| is max_h |λ_h| (relative
+    1e-8)."""
+    rng = np.random.default_rng(seed)
+    V = orthogonal(rng, k)
+    lam = rng.uniform(1.0, 10.0, k) * rng.choice([-1.0, 1.0], k)
+    T = np.einsum("h,ih,jh,lh->ijl", lam, V, V, V) * 10.0 ** e
+    got = mvlib.symmetric_spectral_norm(T, n_restarts=50, random_state=seed)
+    np.testing.assert_allclose(got, np.abs(lam).max() * 10.0 ** e, rtol=1e-8)
+
+
+@given(n=st.sampled_from([8191, 8192, 8193, 16385]), seed=SEEDS)
+def test_whitened_triples_across_chunk_boundaries(n, seed):
+    """Family: dense N(0, 1) views of dimensions (2, 3, 2) with n rows around multiples of the
+    8192-row chunk, whiteners with N(0, 1) entries. The streamed whitened triples and an
+    accumulator fed in two uneven batches equal the dense projected triples."""
+    rng = np.random.default_rng(seed)
+    Xs = [rng.standard_normal((n, d)) for d in (2, 3, 2)]
+    Ws = [rng.standard_normal((d, 2)) for d in (2, 3, 2)]
+    want = multilinear(mvlib.triples(*Xs), *Ws)
+    np.testing.assert_allclose(mvlib.whitened_triples(*Xs, *Ws), want, atol=1e-12 * np.abs(want).max())
+    cut = int(rng.integers(1, n))
+    acc = mvlib.MomentAccumulator(Ws).update(*[X[:cut] for X in Xs]).update(*[X[cut:] for X in Xs])
+    np.testing.assert_allclose(acc.whitened_triples(), want, atol=1e-12 * np.abs(want).max())

@@ -460,7 +460,8 @@ def latent_class_table(rng, n_vars, k):
 def test_latent_tree_delta_kernel_reproduces_the_probability_table(n_vars, k, seed):
     """Family: see ``latent_class_table`` (3..4 variables, k in 1..3 latent classes). With the
     delta kernel and ranks k the decomposed embedding is the model's probability table: its
-    values at every outcome and its TT form on the alphabets equal the table to 1e-8."""
+    values at every outcome, its TT form on the alphabets, its total mass and the marginal law
+    of each variable (box integrals) equal the model's to 1e-8."""
     X, P, dims = latent_class_table(np.random.default_rng(seed), n_vars, k)
     est = mvlib.LatentTreeEmbedding(k, kernel="delta").fit(X)
     grids = [np.arange(d, dtype=float) for d in dims]
@@ -468,6 +469,14 @@ def test_latent_tree_delta_kernel_reproduces_the_probability_table(n_vars, k, se
     np.testing.assert_allclose(est.density(points), P.ravel(), atol=1e-8)
     np.testing.assert_allclose(tl.tt_to_tensor(est.to_tt(grids)), P, atol=1e-8)
     assert est.ranks_ == [k] * (n_vars - 1)
+    # integral queries: total mass 1, and the marginal law of each variable
+    lower, upper = np.full((1, n_vars), -np.inf), np.full((1, n_vars), np.inf)
+    np.testing.assert_allclose(est.box_probability(lower, upper), [1.0], atol=1e-8)
+    for j, dj in enumerate(dims):
+        lo, hi = np.repeat(lower, dj, axis=0), np.repeat(upper, dj, axis=0)
+        lo[:, j] = hi[:, j] = np.arange(dj)
+        marginal = P.sum(axis=tuple(i for i in range(n_vars) if i != j))
+        np.testing.assert_allclose(est.box_probability(lo, hi), marginal, atol=1e-8)
 
 
 @given(n_vars=st.integers(3, 4), seed=SEEDS)
