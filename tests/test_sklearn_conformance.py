@@ -226,9 +226,9 @@ def test_registry_is_complete():
         assert callable(globals().get(test)), test
     for name, est in ((c.name, c.make()) for c in CASES if c.name in NOT_APPLICABLE):
         assert not get_tags(est).input_tags.two_d_array, name
-        assert list(estimator_checks_generator(est, legacy=True, mark=None)) == [
-            (est, skc.check_estimator_cloneable)] or all(
-            _check_name(c) in API_CHECKS for _, c in estimator_checks_generator(est, legacy=True, mark=None))
+        # scikit-learn checks only that it can be cloned; API_CHECKS and the equivalents do the rest
+        assert [_check_name(c) for _, c in estimator_checks_generator(est, legacy=True, mark=None)] == [
+            "check_estimator_cloneable"], name
 
 
 # --------------------------------------------------------------------------- data per estimator
