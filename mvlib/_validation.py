@@ -120,6 +120,8 @@ def check_views(views: Sequence, *, n_views: int | None = 3, allow_sparse: bool 
         )
     if n_views is not None and len(views) != n_views:
         raise ValueError(f"views must hold {n_views} arrays, got {len(views)}")
+    if len(views) == 0:
+        raise ValueError("views must hold at least one array, got an empty list")
     names = names or [f"X{v + 1}" for v in range(len(views))]
     out = [check_array(X, nm, ndim=2, allow_sparse=allow_sparse, min_rows=min_rows, finite=finite)
            for X, nm in zip(views, names)]

@@ -36,6 +36,7 @@ from scipy.special import gammaln, logsumexp
 from sklearn.base import DensityMixin
 
 from ._validation import check_counts, check_matrix, check_positive_int, check_random_state, check_views
+from ._validation import scale_exponent, scaled, unscale
 from .estimators._base import _TINY, _Estimator, _ProductMixture
 from .estimators.multiview import MultiViewMixture
 from .estimators.topic import SpectralTopicModel, _project_simplex_rows
@@ -139,6 +140,7 @@ class NonparametricEM(_ProductMixture):
         self.n_features_in_ = [X.shape[1] for X in views]
 
         Z0 = np.hstack(views)
+        Z0 = scaled(Z0, scale_exponent(Z0))   # extreme scale: exact power of two before standardising
         Z0 = (Z0 - Z0.mean(0)) / np.where(Z0.std(0) > 0, Z0.std(0), 1.0)
         labels = KMeans(k, n_init=n_init, random_state=int(rng.integers(2 ** 31 - 1))).fit_predict(Z0)
         Z = np.eye(k)[labels]
@@ -272,12 +274,16 @@ class HistogramSpectral(_ProductMixture):
             d = X.shape[1]
             B = self._bins_for(m, d, k)
             if B ** d > max_cells:
-                raise ValueError(f"view {v} would have {B}**{d} = {B ** d} cells, more than max_cells={max_cells}")
+                raise ValueError(f"view {v} would have {B}**{d} = {B ** d} cells (n_bins={self.n_bins!r}, "
+                                 f"n_components={k}), more than max_cells={max_cells}")
             if B ** d < k:
                 raise ValueError(f"view {v} has {B ** d} cells, fewer than n_components={k} (rank condition)")
             lo, hi = X.min(0), X.max(0)
             if np.any(hi <= lo):
                 raise ValueError(f"X{v + 1} is constant in a coordinate: it cannot be binned")
+            if not np.all(np.isfinite(hi - lo)):
+                raise ValueError(f"X{v + 1} spans a range wider than float64 holds (max - min overflows); "
+                                 f"rescale X{v + 1}")
             self.edges_.append(np.linspace(lo, hi, B + 1).T)
             cells = self._cells(X, v)
             onehots.append(sp.csr_matrix((np.ones(m), (np.arange(m), cells)), shape=(m, B ** d)))
@@ -669,6 +675,10 @@ class ProductMixtureEM(DensityMixin, _Estimator):
         Xs = [np.asarray(X, dtype=float) for X in check_views(views, n_views=None, allow_sparse=False)]
         k, kinds, rng = self._check_params(len(Xs))
         self._check_data(Xs, kinds)
+        for v, (X, kind) in enumerate(zip(Xs, kinds), start=1):
+            if kind == "gaussian" and np.max(np.abs(X)) >= 2.0 ** 500:
+                raise ValueError(f"X{v} (a Gaussian view) holds values up to {np.max(np.abs(X)):.3g}, whose "
+                                 f"squares overflow float64; rescale X{v}")
         if k > Xs[0].shape[0]:
             raise ValueError(f"n_components={k} exceeds the number of samples {Xs[0].shape[0]}")
         best = None

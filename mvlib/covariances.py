@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_matrix, check_positive_int, check_random_state, check_views
+from ._validation import check_matrix, check_positive_int, check_random_state, check_views, scale_exponent, scaled, unscale
 from .observable import _relative_gap
 
 __all__ = ["view_covariances"]
@@ -84,6 +84,9 @@ def view_covariances(views, n_components, *, means1=None, means3=None, random_st
     Cost O(n(d1 + d2)k + n k² d3² + d1 d2 min(d1, d2) + k³ d3²).
     """
     X1, X2, X3 = check_views(views, allow_sparse=False)
+    # views of extreme scale: exact powers of two; the moments of view 3 scale back by 2**(2 e3)
+    e1, e3 = scale_exponent(X1), scale_exponent(X3)
+    X1, X2, X3 = scaled(X1, e1), scaled(X2, scale_exponent(X2)), scaled(X3, e3)
     n, d1 = X1.shape
     d2, d3 = X2.shape[1], X3.shape[1]
     k = check_positive_int(n_components, "n_components")
@@ -99,7 +102,7 @@ def view_covariances(views, n_components, *, means1=None, means3=None, random_st
     Q = _projected_fourth(Y1, Y2, X3)
     F = np.einsum("abij,bc->acij", Q, np.linalg.inv(P12p))  # F123(e_i, e_j), (k, k, d3, d3)
     if means1 is not None:
-        means1 = check_matrix(means1, "means1", shape=(d1, k))
+        means1 = scaled(check_matrix(means1, "means1", shape=(d1, k)), e1)
         R = U1.T @ means1
     else:
         rng = check_random_state(random_state)
@@ -122,6 +125,8 @@ def view_covariances(views, n_components, *, means1=None, means3=None, random_st
     if means3 is None:
         mu3 = np.tile(X3.mean(axis=0)[:, None], (1, k))
     else:
-        mu3 = check_matrix(means3, "means3", shape=(d3, k))
+        mu3 = scaled(check_matrix(means3, "means3", shape=(d3, k)), e3)
     cov = G - np.einsum("it,jt->tij", mu3, mu3)
-    return {"covariances": cov, "second_moments": G, "directions1": U1 @ R}
+    return {"covariances": unscale(cov, 2 * e3, "X3", "the covariances"),
+            "second_moments": unscale(G, 2 * e3, "X3", "the second moments"),
+            "directions1": U1 @ R if means1 is None else unscale(U1 @ R, e1, "X1", "the directions")}

@@ -97,6 +97,24 @@ def silverman_bandwidth(X):
     return float(s)
 
 
+def _check_bandwidth_fits(X, s, data="X", name="bandwidth", *, n_points: int = 200):
+    """Refuse a Gaussian bandwidth at which the Gram matrix of (the first ``n_points`` rows
+    of) X is numerically the identity (s far below the spacing of the points) or constant
+    (s far above their spread): no kernel method can learn anything from either."""
+    Xm = X[:n_points]
+    K = rbf_kernel(Xm, Xm, s, normalize=False)
+    off = K[~np.eye(K.shape[0], dtype=bool)]
+    if off.size == 0:
+        return
+    tiny = np.finfo(float).tiny
+    if np.any(off < tiny) and not np.any((off >= tiny) & (off < 1.0)):
+        raise ValueError(f"{name}={s!r} is far below the spacing of the points of {data}: their Gram "
+                         "matrix is the identity")
+    if np.all(off > 1.0 - 1e-12) and np.any(Xm != Xm[:1]):
+        raise ValueError(f"{name}={s!r} is far above the spread of the points of {data}: their Gram "
+                         "matrix is constant")
+
+
 def _check_bandwidths(bandwidth, name="bandwidth"):
     """'silverman', a positive float, or a list of them (each checked by _check_bandwidth)."""
     if isinstance(bandwidth, str):

@@ -421,13 +421,15 @@ def count_triples_slice(X, eta):
     if eta.shape[0] != X.shape[1]:
         raise ValueError(f"eta has length {eta.shape[0]} but X has {X.shape[1]} columns")
     a = _inv_falling(lengths, 3)
+    e = scale_exponent(eta)   # eta of extreme scale: exact power of two, scaled back at the end
+    eta = scaled(eta, e)
     s = np.asarray(X @ eta).ravel()  # c^T eta per document
     Xa = sp.diags(a) @ X
     main = np.asarray(_dense(X.T @ (sp.diags(s) @ Xa)))
     cross = eta[:, None] * np.asarray(_dense(X.T @ Xa))  # Σ a (c∘η) c^T
     P = main - cross - cross.T
     P[np.diag_indices_from(P)] += -np.asarray(Xa.T @ s).ravel() + 2 * eta * np.asarray(Xa.sum(axis=0)).ravel()
-    return P / X.shape[0]
+    return unscale(P / X.shape[0], e, "eta", "the triples slice")
 
 
 def count_whitened_triples(X, W):

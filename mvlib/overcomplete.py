@@ -817,5 +817,6 @@ def random_overcomplete_tensor(d: int, k: int, random_state=None, *, weights=Non
         if w.shape[0] != k:
             raise ValueError(f"weights has {w.shape[0]} entries but k={k}")
     from .moments import _triple_product
-    T = _triple_product(A.T * w[:, None], A.T, A.T, chunk=max(1, _BLOCK // (d * d)))
-    return T, w.copy(), A
+    e = scale_exponent(w)   # weights of extreme scale: exact powers of two
+    T = _triple_product(A.T * scaled(w, e)[:, None], A.T, A.T, chunk=max(1, _BLOCK // (d * d)))
+    return unscale(T, e, "weights", "the tensor"), w.copy(), A

@@ -99,15 +99,18 @@ def dewhiten(W, V, weights=None):
     V = check_matrix(V, "V")
     if V.shape[0] != W.shape[1]:
         raise ValueError(f"V has {V.shape[0]} rows but W has {W.shape[1]} columns")
-    ew, ev = scale_exponent(W), scale_exponent(V)   # extreme scales: exact powers of two
-    B = np.linalg.pinv(scaled(W, ew).T)
-    out = unscale(B @ scaled(V, ev), ev - ew, "W, V", "the un-whitened vectors")
     if weights is not None:
         weights = check_array(weights, "weights", ndim=1)
         if weights.shape[0] != V.shape[1]:
             raise ValueError(f"weights has length {weights.shape[0]} but V has {V.shape[1]} columns")
-        out = out * weights[None, :]
-    return out
+    # extreme scales: exact powers of two
+    ew, ev = scale_exponent(W), scale_exponent(V)
+    el = scale_exponent(weights) if weights is not None else 0
+    B = np.linalg.pinv(scaled(W, ew).T)
+    out = B @ scaled(V, ev)
+    if weights is not None:
+        out = out * scaled(weights, el)[None, :]
+    return unscale(out, ev + el - ew, "W, V, weights", "the un-whitened vectors")
 
 
 __all__ += ["symmetrize_views"]

@@ -17,6 +17,7 @@ import scipy.linalg as sla
 from .._validation import check_positive_int, check_random_state, check_views, column_if_vector
 from ..kernels import (
     _check_bandwidth,
+    _check_bandwidth_fits,
     cv_bandwidth,
     delta_kernel,
     kernel_basis,
@@ -174,6 +175,8 @@ class KernelSpectral(_ProductMixture):
             pooled = np.concatenate(Xs, axis=0)
             s = np.nan if self.kernel == "delta" else (
                 cv_bandwidth(pooled, rng) if bws[0] == "cv" else bws[0])
+            if self.kernel != "delta":
+                _check_bandwidth_fits(pooled, s, "X1, X2, X3")
             kern = self._kernel_fn(s)
             C, L, exact = self._basis(np.concatenate(Xs[:2], axis=0), kern)
             Fs = [kernel_features(X, C, L, kern) for X in Xs]
@@ -184,6 +187,9 @@ class KernelSpectral(_ProductMixture):
         else:
             bandwidths = [np.nan if self.kernel == "delta" else (cv_bandwidth(X, rng) if b == "cv" else b)
                           for X, b in zip(Xs, bws)]
+            for v, (X, s) in enumerate(zip(Xs, bandwidths), start=1):
+                if self.kernel != "delta":
+                    _check_bandwidth_fits(X, s, f"X{v}")
             bases = [self._basis(X, self._kernel_fn(s)) for X, s in zip(Xs, bandwidths)]
             Fs = [kernel_features(X, C, L, self._kernel_fn(s)) for X, (C, L, _), s in zip(Xs, bases, bandwidths)]
             mv = MultiViewMixture(k, method="tensor", random_state=rng).fit(Fs)

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._validation import check_views
+from .._validation import check_views, scale_exponent, scaled, unscale
 from ..moments import pairs as _pairs
 from ..moments import whitened_triples
 from ..observable import algorithm_b, mixture_weights, view_bases
@@ -101,6 +101,11 @@ class MultiViewMixture(_Estimator):
         """
         k, rng = self._check_common()
         X1, X2, X3 = check_views(views, n_views=3, min_rows=2)
+        es = [scale_exponent(X) for X in (X1, X2, X3)]
+        if any(es):   # views of extreme scale: fit them divided by exact powers of two, scale the means back
+            self.fit([scaled(X, e) for X, e in zip((X1, X2, X3), es)])
+            self.means_ = [unscale(M, e, f"X{v}", "the means") for v, (M, e) in enumerate(zip(self.means_, es), 1)]
+            return self
         n = X1.shape[0]
         P12, P13 = _pairs(X1, X2), _pairs(X1, X3)
         Us = view_bases(P12, P13, k)
