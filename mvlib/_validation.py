@@ -222,7 +222,8 @@ def unscale(values, e: int, name: str, what: str):
     """
     if e == 0:
         return values
-    out = np.ldexp(values, e)
+    with np.errstate(over="ignore", under="ignore"):   # reported below, by name
+        out = np.ldexp(values, e)
     big = np.max(np.abs(values)) if np.size(values) else 0.0
     if big == 0:
         return out
