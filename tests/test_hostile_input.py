@@ -668,6 +668,10 @@ SWEEPS = {
     "reshaping_errors": (lambda s: mvlib.reshaping_errors(C_TREE * s, [1, 1]), 1, (1e-300, 1e300), ()),
     "count_whitened_triples": (lambda s: mvlib.count_whitened_triples(XC, np.eye(6)[:, :2] * s), 3, (),
                                (1e-150, 1e150)),
+    "KernelSpectral": (lambda s: np.sort(mvlib.KernelSpectral(2, bandwidth=0.5 * s, rank=8, random_state=0)
+                                         .fit([V * s for V in V1D]).weights_), 0, (1e-300, 1e300), ()),
+    "HistogramSpectral": (lambda s: np.sort(mvlib.HistogramSpectral(2, random_state=0).fit([V * s for V in V1D])
+                                            .weights_), 0, (1e-300, 1e300), ()),
     "view_covariances": (lambda s: mvlib.view_covariances([V * s for V in V3], 2, random_state=0)["covariances"],
                          2, (1e-150, 1e150), ()),
 }

@@ -156,8 +156,9 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
             if j > 0:
                 acc = acc * Ks[j]
         if not all(np.all(np.isfinite(M)) for M in Ks + Ls):
-            raise ValueError(f"the products of the normalised Gram matrices overflow float64: "
-                             f"bandwidth={self.bandwidth!r} is too small for the spacing of X")
+            raise ValueError(f"the products of the normalised Gram matrices overflow float64: the kernel "
+                             f"values 1/(sqrt(2 pi) s)^p at bandwidth={self.bandwidth!r} are too large; "
+                             "rescale X (and the bandwidth) towards 1")
         Kt = Ks[0]
         self.betas_, self.gammas_, self.singular_values_ = [], [], []
         for j in range(d - 1):
@@ -177,8 +178,9 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
         scale = float(np.mean(np.diag(Kt)))
         if not scale > 0:
             raise ValueError(f"the Gram matrix of step {j + 1} has a zero diagonal: the data carry "
-                             "no signal at this edge, or the normalised kernel values underflow "
-                             f"float64 (bandwidth={self.bandwidth!r} too large for the scale of X)")
+                             "no signal at this edge, or the normalised kernel values 1/(sqrt(2 pi) s)^p "
+                             f"underflow float64 at bandwidth={self.bandwidth!r}; rescale X (and the "
+                             "bandwidth) towards 1")
         try:
             R = sla.cholesky(Kt + self.jitter * scale * np.eye(n), lower=False)
         except np.linalg.LinAlgError:
