@@ -19,7 +19,6 @@ models per property is the hypothesis profile's (tests/conftest.py: "ci" by defa
 under ``HYPOTHESIS_PROFILE=long``).
 """
 import pickle
-import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -39,6 +38,7 @@ SEEDS = st.integers(0, 2**32 - 1)
 STATES = st.integers(0, 2**31 - 1)
 #: exponents e of the scale 10^e applied to real-valued data (third moments stay inside float64)
 SCALES = st.integers(-30, 30)
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _one_blas_thread():
@@ -143,8 +143,8 @@ def topic_model(rng, k, extra):
 @given(k=st.integers(1, 3), extra=st.integers(0, 3), seed=SEEDS, state=STATES)
 def test_topic_model_exact_recovery(method, k, extra, seed, state):
     """Family: see ``topic_model`` (k in 1..3, d in max(2, k)..k+3, σ_k(M) ≥ 0.1, weights ≥ 0.05);
-    documents of three words in the exact proportions of the model. The topics and weights come
-    back to 1e-8."""
+    documents of three words in the exact proportions of the model. The topics, the weights and
+    the posterior of each document come back to 1e-8; the input is not modified."""
     X, M, w = topic_model(np.random.default_rng(seed), k, extra)
     X0 = X.copy()
     est = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(X)
@@ -223,7 +223,7 @@ def test_multiview_mixture_exact_recovery(method, k, extras, e, seed, state):
     """Family: see ``gaussian_views`` (k in 1..3, d_v in k..k+2, σ_k(M_v) ≥ 0.1, weights ≥ 0.076),
     data = the cubature rule of the multi-view Gaussian mixture (exact cross moments), every view
     multiplied by 10^e, e in -30..30. The means of all three views (in one component order,
-    relative to 10^e) and the weights come back to 1e-8."""
+    relative to 10^e) and the weights come back to 1e-8; the inputs are not modified."""
     views, Ms, w = gaussian_views(np.random.default_rng(seed), k, extras)
     c = 10.0 ** e
     views = [V * c for V in views]
@@ -277,7 +277,8 @@ def spherical_mixture(rng, k, extra):
 def test_spherical_gmm_exact_recovery(k, extra, e, seed, state):
     """Family: see ``spherical_mixture`` (k in 1..4, d in k..k+3), the data multiplied by 10^e,
     e in -30..30. Means, weights and the per-component variances come back to 1e-8 (relative
-    to 10^e and 10^2e; Hsu & Kakade 2013, Theorem 2)."""
+    to 10^e and 10^2e; Hsu & Kakade 2013, Theorem 2), and the posteriors are those of
+    scikit-learn's GaussianMixture holding the same parameters."""
     X, M, w, sig = spherical_mixture(np.random.default_rng(seed), k, extra)
     c = 10.0 ** e
     est = mvlib.SpectralGMM(k, random_state=state).fit(X * c)
@@ -403,9 +404,9 @@ def discrete_views(rng, k, extra, symmetric, q=5):
 @pytest.mark.parametrize("symmetric", [True, False])
 @given(k=st.integers(1, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
 def test_kernel_spectral_delta_kernel_exact_recovery(symmetric, k, extra, seed, state):
-    """Family: see ``discrete_views`` (k in 1..3, alphabets of max(2, k)..k+2 values). With the delta kernel the
-    conditional densities are the conditional probabilities of each value, and they and the
-    weights come back to 1e-8 (Song et al. 2014, Example 1)."""
+    """Family: see ``discrete_views`` (k in 1..3, alphabets of max(2, k)..k+2 values). With the
+    delta kernel the conditional densities are the conditional probabilities of each value,
+    and they, the weights and the posteriors come back to 1e-8 (Song et al. 2014, Example 1)."""
     codes, Ms, w, offsets = discrete_views(np.random.default_rng(seed), k, extra, symmetric)
     est = mvlib.KernelSpectral(k, kernel="delta", symmetric=symmetric, random_state=state).fit(codes)
     perm = order(Ms[0], est.conditional_density(np.arange(Ms[0].shape[0]) + offsets[0], view=0))
