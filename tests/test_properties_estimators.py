@@ -140,12 +140,15 @@ def topic_model(rng, k, extra):
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
-@given(k=st.integers(1, 3), extra=st.integers(0, 3), seed=SEEDS, state=STATES)
-def test_topic_model_exact_recovery(method, k, extra, seed, state):
-    """Family: see ``topic_model`` (k in 1..3, d in max(2, k)..k+3, σ_k(M) ≥ 0.1, weights ≥ 0.05);
-    documents of three words in the exact proportions of the model. The topics, the weights and
-    the posterior of each document come back to 1e-8; the input is not modified."""
+@given(k=st.integers(1, 3), extra=st.integers(0, 3), unused=st.integers(0, 2), seed=SEEDS, state=STATES)
+def test_topic_model_exact_recovery(method, k, extra, unused, seed, state):
+    """Family: see ``topic_model`` (k in 1..3, d in max(2, k)..k+3, σ_k(M) ≥ 0.1, weights ≥ 0.05),
+    plus 0..2 words of probability 0 (columns of zeros); documents of three words in the exact
+    proportions of the model. The topics, the weights and the posterior of each document come
+    back to 1e-8; the input is not modified."""
     X, M, w = topic_model(np.random.default_rng(seed), k, extra)
+    X = np.hstack([X, np.zeros((X.shape[0], unused), dtype=X.dtype)])
+    M = np.vstack([M, np.zeros((unused, k))])
     X0 = X.copy()
     est = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(X)
     np.testing.assert_array_equal(X, X0)  # the input is not modified
@@ -330,13 +333,15 @@ def hmm_windows(rng, k, extra, q=4, min_sigma=0.1):
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
-@given(k=st.integers(1, 3), extra=st.integers(0, 2), seed=SEEDS, state=STATES)
-def test_spectral_hmm_exact_recovery(method, k, extra, seed, state):
-    """Family: see ``hmm_windows`` (k in 1..3, d in max(2, k)..k+2). The exact window moments of
+@given(k=st.integers(1, 3), extra=st.integers(0, 2), unused=st.integers(0, 2), seed=SEEDS, state=STATES)
+def test_spectral_hmm_exact_recovery(method, k, extra, unused, seed, state):
+    """Family: see ``hmm_windows`` (k in 1..3, d in max(2, k)..k+2), the alphabet declared with
+    0..2 more symbols that never occur (``n_symbols``). The exact window moments of
     ``mvlib.hmm`` equal those of the data, and ``hmm_from_moments`` recovers O and T from them;
     the estimator's emissions, transitions, initial law (from the first symbols) and window
     weights come back to 1e-8, and its log-likelihood is the true model's."""
     X, lengths, O, T, pi = hmm_windows(np.random.default_rng(seed), k, extra)
+    O = np.vstack([O, np.zeros((unused, k))])
     d = O.shape[0]
     (X1, X2, X3), _ = hmm.window_views(X, lengths, d)
     P12, P13, P23, P123 = hmm.hmm_window_moments(pi, T, O)
