@@ -587,3 +587,31 @@ def test_overcomplete_reproducible_and_picklable(d, seed, state):
     assert_same_fit(a, b)
     assert_same_fit(a, c)
     assert_pickle_round_trip(a)
+
+
+@given(k=st.integers(1, 4), extra=st.integers(0, 3), e=SCALES, seed=SEEDS)
+def test_third_moment_operator_is_the_lemma1_moment_of_cubature_data(k, extra, e, seed):
+    """Family: spherical mixtures N(a_j, ζ² I) with one variance for all components (means
+    (d, k), d = k + extra, singular values in [0.1, 1], weights c/Σc with c in 1..6, ζ uniform in
+    [0.1, 1]), data = their cubature rule (exact third moments), everything scaled by 10^e,
+    e in -30..30. The operator of Lemma 1 (Anandkumar, Ge & Janzamin 2015) with ζ² is exactly
+    Σ_j w_j a_j^⊗3: densely, through its contractions T(I, b, c), its slices T(I, I, θ) and its
+    values T(a, b, c), all to 1e-8 relative to the tensor's scale."""
+    from mvlib.overcomplete import ThirdMomentOperator
+
+    rng = np.random.default_rng(seed)
+    d = k + extra
+    c = 10.0 ** e
+    A = conditioned(rng, d, k, 0.1, 1.0) * c
+    counts = rng.integers(1, 7, size=k)
+    w = counts / counts.sum()
+    zeta = rng.uniform(0.1, 1.0) * c
+    X = gaussian_cubature(A, counts, np.full(k, zeta))
+    op = ThirdMomentOperator(X, zeta ** 2)
+    want = np.einsum("j,aj,bj,cj->abc", w, A, A, A)
+    tol = 1e-8 * c ** 3
+    np.testing.assert_allclose(op.to_dense(), want, atol=tol)
+    B, C = rng.standard_normal((2, 5, d))
+    np.testing.assert_allclose(op.contract(0, B, C), np.einsum("abc,rb,rc->ra", want, B, C), atol=tol * 10)
+    np.testing.assert_allclose(op.slice(B[0]), np.einsum("abc,c->ab", want, B[0]), atol=tol * 10)
+    np.testing.assert_allclose(op.value(B, C, B), np.einsum("abc,ra,rb,rc->r", want, B, C, B), atol=tol * 10)
