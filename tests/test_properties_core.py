@@ -73,9 +73,9 @@ def test_tensor_power_method_recovers_odeco_tensors(k, e, seed):
     cp = mvlib.tensor_power_method(T * c, k, random_state=seed)
     w, F = np.asarray(cp.weights) / c, np.asarray(cp.factors[0])
     perm = matched(V, F)
-    np.testing.assert_allclose(F[:, perm], V, atol=1e-8)
+    np.testing.assert_allclose(F[:, perm], V, atol=1e-8, rtol=0)
     np.testing.assert_allclose(w[perm], lam, rtol=1e-8)
-    np.testing.assert_allclose(np.einsum("h,ih,jh,lh->ijl", w, F, F, F), T, atol=1e-8)
+    np.testing.assert_allclose(np.einsum("h,ih,jh,lh->ijl", w, F, F, F), T, atol=1e-8, rtol=0)
 
 
 @given(k=st.integers(1, 8), n_starts=st.integers(1, 8), n_iterations=st.integers(0, 40), seed=SEEDS)
@@ -89,8 +89,8 @@ def test_power_iteration_batched_equals_one_start_at_a_time(k, n_starts, n_itera
     batched = mvlib.power_iteration(T, starts, n_iterations=n_iterations)
     alone = np.stack([mvlib.power_iteration(T, s, n_iterations=n_iterations) for s in starts])
     assert batched.shape == (n_starts, k)
-    np.testing.assert_allclose(batched, alone, atol=1e-9)
-    np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(batched, alone, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-12, rtol=0)
 
 
 @given(k=st.integers(1, 6), seed=SEEDS, state=st.integers(0, 2**32 - 1))
@@ -126,7 +126,7 @@ def test_jennrich_recovers_linearly_independent_components(k, extra, e, seed):
     cp = mvlib.jennrich(T * 10.0 ** e, k, random_state=seed)
     w, F = np.asarray(cp.weights) / 10.0 ** e, np.asarray(cp.factors[0])
     perm = matched(A, F)
-    np.testing.assert_allclose(F[:, perm], A, atol=1e-8)
+    np.testing.assert_allclose(F[:, perm], A, atol=1e-8, rtol=0)
     np.testing.assert_allclose(w[perm], lam, rtol=1e-8)
     assert np.all(np.diff(w) <= 0)  # sorted in decreasing order
 
@@ -145,11 +145,11 @@ def test_whitening_and_dewhitening_round_trip(k, extra, e, seed):
     M2 = (M * w) @ M.T
     W = mvlib.whitening_matrix(M2, k)
     assert W.shape == (d, k)
-    np.testing.assert_allclose(W.T @ M2 @ W, np.eye(k), atol=1e-8)
+    np.testing.assert_allclose(W.T @ M2 @ W, np.eye(k), atol=1e-8, rtol=0)
     V = np.sqrt(w) * (W.T @ M)
-    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-8)
-    np.testing.assert_allclose(mvlib.dewhiten(W, V, 1 / np.sqrt(w)), M, atol=1e-8 * c)
-    np.testing.assert_allclose(mvlib.dewhiten(W, V) * (1 / np.sqrt(w)), M, atol=1e-8 * c)
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-8, rtol=0)
+    np.testing.assert_allclose(mvlib.dewhiten(W, V, 1 / np.sqrt(w)), M, atol=1e-8 * c, rtol=0)
+    np.testing.assert_allclose(mvlib.dewhiten(W, V) * (1 / np.sqrt(w)), M, atol=1e-8 * c, rtol=0)
 
 
 @given(k=st.integers(1, 6), extra=st.integers(0, 4), seed=SEEDS)
@@ -168,8 +168,8 @@ def test_whiten_decompose_dewhiten_recovers_the_mixture(k, extra, seed):
     lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
     Mhat = mvlib.dewhiten(W, V, lam)
     perm = matched(M, Mhat)
-    np.testing.assert_allclose(Mhat[:, perm], M, atol=1e-8)
-    np.testing.assert_allclose(lam[perm] ** -2.0, w, atol=1e-8)
+    np.testing.assert_allclose(Mhat[:, perm], M, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(lam[perm] ** -2.0, w, atol=1e-8, rtol=0)
 
 
 # --------------------------------------------------------------------------- whitened triples
@@ -198,7 +198,7 @@ def test_whitened_triples_equal_the_projected_dense_triples(n, dims, ks, sparse,
     want = multilinear(dense, *Ws)
     assert got.shape == tuple(ks)
     scale = max(1.0, np.abs(want).max())
-    np.testing.assert_allclose(got, want, atol=1e-12 * scale)
+    np.testing.assert_allclose(got, want, atol=1e-12 * scale, rtol=0)
 
 
 @st.composite
@@ -239,11 +239,11 @@ def test_moment_accumulator_merged_streamed_and_one_shot_agree(batches, dims, k,
     for acc in (streamed, merged):
         assert acc.n_samples_ == n
         for v in (1, 2, 3):
-            np.testing.assert_allclose(acc.mean(v), D[v - 1].mean(axis=0), atol=1e-12)
+            np.testing.assert_allclose(acc.mean(v), D[v - 1].mean(axis=0), atol=1e-12, rtol=0)
         for a, b in ((1, 2), (1, 3), (2, 3), (2, 1), (3, 1), (3, 2)):
-            np.testing.assert_allclose(acc.pairs(a, b), mvlib.pairs(D[a - 1], D[b - 1]), atol=1e-12)
+            np.testing.assert_allclose(acc.pairs(a, b), mvlib.pairs(D[a - 1], D[b - 1]), atol=1e-12, rtol=0)
         np.testing.assert_allclose(acc.whitened_triples(), T_all,
-                                   atol=1e-12 * max(1.0, np.abs(T_all).max()))
+                                   atol=1e-12 * max(1.0, np.abs(T_all).max()), rtol=0)
     # merging leaves its operands alone
     for single, part in zip(singles, parts):
         assert single.n_samples_ == part[0].shape[0]
@@ -303,9 +303,9 @@ def test_count_moments_average_over_distinct_positions(n_docs, d, k, sparse, see
         trip += np.einsum("ti,tj,tl->ijl", Y[[t[0] for t in tt]], Y[[t[1] for t in tt]],
                           Y[[t[2] for t in tt]]) / len(tt)
     Xin = sp.csr_matrix(X) if sparse else X
-    np.testing.assert_allclose(mvlib.count_pairs(Xin), pairs / n_docs, atol=1e-12)
-    np.testing.assert_allclose(mvlib.count_triples_slice(Xin, eta), slices / n_docs, atol=1e-12)
-    np.testing.assert_allclose(mvlib.count_whitened_triples(Xin, W), trip / n_docs, atol=1e-11)
+    np.testing.assert_allclose(mvlib.count_pairs(Xin), pairs / n_docs, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(mvlib.count_triples_slice(Xin, eta), slices / n_docs, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(mvlib.count_whitened_triples(Xin, W), trip / n_docs, atol=1e-11, rtol=0)
 
 
 # --------------------------------------------------------------------------- spectral norm
@@ -331,7 +331,8 @@ def test_whitened_triples_across_chunk_boundaries(n, seed):
     Xs = [rng.standard_normal((n, d)) for d in (2, 3, 2)]
     Ws = [rng.standard_normal((d, 2)) for d in (2, 3, 2)]
     want = multilinear(mvlib.triples(*Xs), *Ws)
-    np.testing.assert_allclose(mvlib.whitened_triples(*Xs, *Ws), want, atol=1e-12 * np.abs(want).max())
+    tol = 1e-12 * np.abs(want).max()
+    np.testing.assert_allclose(mvlib.whitened_triples(*Xs, *Ws), want, atol=tol, rtol=0)
     cut = int(rng.integers(1, n))
     acc = mvlib.MomentAccumulator(Ws).update(*[X[:cut] for X in Xs]).update(*[X[cut:] for X in Xs])
-    np.testing.assert_allclose(acc.whitened_triples(), want, atol=1e-12 * np.abs(want).max())
+    np.testing.assert_allclose(acc.whitened_triples(), want, atol=tol, rtol=0)

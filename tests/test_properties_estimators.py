@@ -153,13 +153,13 @@ def test_topic_model_exact_recovery(method, k, extra, unused, seed, state):
     est = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(X)
     np.testing.assert_array_equal(X, X0)  # the input is not modified
     perm = order(M, est.topic_word_.T)
-    np.testing.assert_allclose(est.topic_word_[perm], M.T, atol=1e-8)
-    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
+    np.testing.assert_allclose(est.topic_word_[perm], M.T, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8, rtol=0)
     # the posterior of each document is the true model's (probabilities floored at 1e-12)
     L = X @ np.log(np.maximum(M, 1e-12)) + np.log(w)
     post = np.exp(L - L.max(axis=1, keepdims=True))
     np.testing.assert_allclose(est.predict_proba(X)[:, perm], post / post.sum(axis=1, keepdims=True),
-                               atol=1e-8)
+                               atol=1e-8, rtol=0)
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
@@ -183,8 +183,8 @@ def test_topic_model_exact_recovery_documents_of_several_lengths(method, k, extr
     X = np.vstack(docs)
     est = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(X)
     perm = order(C / 3, est.topic_word_.T)
-    np.testing.assert_allclose(est.topic_word_[perm], C.T / 3, atol=1e-8)
-    np.testing.assert_allclose(est.weights_[perm], wc / 20, atol=1e-8)
+    np.testing.assert_allclose(est.topic_word_[perm], C.T / 3, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.weights_[perm], wc / 20, atol=1e-8, rtol=0)
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
@@ -204,7 +204,7 @@ def test_topic_model_reproducible_and_picklable(method, k, extra, seed, state):
     assert_same_fit(a, b)
     assert_same_fit(a, c)
     s = mvlib.SpectralTopicModel(k, method=method, random_state=state).fit(sp.csr_matrix(X))
-    np.testing.assert_allclose(s.topic_word_, a.topic_word_, atol=1e-10)
+    np.testing.assert_allclose(s.topic_word_, a.topic_word_, atol=1e-10, rtol=0)
     assert_pickle_round_trip(a, ("predict_proba", (X[:20],)), ("predict", (X[:20],)))
 
 
@@ -236,8 +236,8 @@ def test_multiview_mixture_exact_recovery(method, k, extras, e, seed, state):
         np.testing.assert_array_equal(V, V0)  # the inputs are not modified
     perm = order(Ms[2], est.means_[2].T / c)
     for M, Mhat in zip(Ms, est.means_):
-        np.testing.assert_allclose(Mhat[perm].T / c, M, atol=1e-8)
-    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
+        np.testing.assert_allclose(Mhat[perm].T / c, M, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8, rtol=0)
 
 
 @pytest.mark.parametrize("method", ["observable", "tensor"])
@@ -259,7 +259,7 @@ def test_multiview_mixture_reproducible_and_picklable(method, k, seed, state):
 
     s = mvlib.MultiViewMixture(k, method=method, random_state=state).fit([sp.csr_matrix(V) for V in views])
     for Ma, Ms in zip(a.means_, s.means_):  # CSR views give the dense fit
-        np.testing.assert_allclose(Ms, Ma, atol=1e-10)
+        np.testing.assert_allclose(Ms, Ma, atol=1e-10, rtol=0)
 
 
 # --------------------------------------------------------------------------- spherical GMM
@@ -286,9 +286,9 @@ def test_spherical_gmm_exact_recovery(k, extra, e, seed, state):
     c = 10.0 ** e
     est = mvlib.SpectralGMM(k, random_state=state).fit(X * c)
     perm = order(M, est.means_.T / c)
-    np.testing.assert_allclose(est.means_[perm].T / c, M, atol=1e-8)
-    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
-    np.testing.assert_allclose(est.covariances_[perm] / c ** 2, sig ** 2, atol=1e-8)
+    np.testing.assert_allclose(est.means_[perm].T / c, M, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.covariances_[perm] / c ** 2, sig ** 2, atol=1e-8, rtol=0)
     # the posteriors are those of scikit-learn's GaussianMixture holding the same parameters
     # (in the units of the unscaled data)
     from sklearn.mixture import GaussianMixture
@@ -296,7 +296,7 @@ def test_spherical_gmm_exact_recovery(k, extra, e, seed, state):
     gm = GaussianMixture(k, covariance_type="spherical")
     gm.weights_, gm.means_, gm.covariances_ = est.weights_, est.means_ / c, est.covariances_ / c ** 2
     gm.precisions_cholesky_ = 1 / np.sqrt(gm.covariances_)
-    np.testing.assert_allclose(est.predict_proba(X[::7] * c), gm.predict_proba(X[::7]), atol=1e-8)
+    np.testing.assert_allclose(est.predict_proba(X[::7] * c), gm.predict_proba(X[::7]), atol=1e-8, rtol=0)
 
 
 @given(k=st.integers(2, 3), seed=SEEDS, state=STATES)
@@ -345,19 +345,19 @@ def test_spectral_hmm_exact_recovery(method, k, extra, unused, seed, state):
     d = O.shape[0]
     (X1, X2, X3), _ = hmm.window_views(X, lengths, d)
     P12, P13, P23, P123 = hmm.hmm_window_moments(pi, T, O)
-    np.testing.assert_allclose(mvlib.pairs(X1, X3), P13, atol=1e-12)
-    np.testing.assert_allclose(mvlib.triples(X1, X2, X3), P123, atol=1e-12)
+    np.testing.assert_allclose(mvlib.pairs(X1, X3), P13, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(mvlib.triples(X1, X2, X3), P123, atol=1e-12, rtol=0)
     Om, Tm = hmm_from_moments(P12, P13, P23, P123, k, random_state=state)  # from the law itself
     pm = order(O, Om)
-    np.testing.assert_allclose(Om[:, pm], O, atol=1e-8)
-    np.testing.assert_allclose(Tm[np.ix_(pm, pm)], T, atol=1e-8)
+    np.testing.assert_allclose(Om[:, pm], O, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(Tm[np.ix_(pm, pm)], T, atol=1e-8, rtol=0)
     est = mvlib.SpectralHMM(k, random_state=state, method=method, n_symbols=d,
                             startprob="first").fit(X, lengths)
     perm = order(O, est.emissionprob_.T)
-    np.testing.assert_allclose(est.emissionprob_[perm], O.T, atol=1e-8)
-    np.testing.assert_allclose(est.transmat_[np.ix_(perm, perm)], T.T, atol=1e-8)
-    np.testing.assert_allclose(est.startprob_[perm], pi, atol=1e-8)
-    np.testing.assert_allclose(est.weights_[perm], T @ pi, atol=1e-8)
+    np.testing.assert_allclose(est.emissionprob_[perm], O.T, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.transmat_[np.ix_(perm, perm)], T.T, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.startprob_[perm], pi, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.weights_[perm], T @ pi, atol=1e-8, rtol=0)
     # the log-likelihood is the true model's, as hmmlearn computes it
     from hmmlearn.hmm import CategoricalHMM
 
@@ -417,13 +417,13 @@ def test_kernel_spectral_delta_kernel_exact_recovery(symmetric, k, extra, seed, 
     perm = order(Ms[0], est.conditional_density(np.arange(Ms[0].shape[0]) + offsets[0], view=0))
     for v in range(3):
         P = est.conditional_density(np.arange(Ms[v].shape[0], dtype=float) + offsets[v], view=v)
-        np.testing.assert_allclose(P[:, perm], Ms[v], atol=1e-8)
-    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8)
+        np.testing.assert_allclose(P[:, perm], Ms[v], atol=1e-8, rtol=0)
+    np.testing.assert_allclose(est.weights_[perm], w, atol=1e-8, rtol=0)
     # the posterior of each sample is the true model's
     idx = [(x - o).astype(int) for x, o in zip(codes, offsets)]
     joint = w * np.prod([M[i] for M, i in zip(Ms, idx)], axis=0)
     np.testing.assert_allclose(est.predict_proba(codes)[:, perm], joint / joint.sum(axis=1, keepdims=True),
-                               atol=1e-8)
+                               atol=1e-8, rtol=0)
 
 
 @pytest.mark.parametrize("kernel", ["delta", "rbf"])
@@ -472,17 +472,17 @@ def test_latent_tree_delta_kernel_reproduces_the_probability_table(n_vars, k, se
     est = mvlib.LatentTreeEmbedding(k, kernel="delta").fit(X)
     grids = [np.arange(d, dtype=float) for d in dims]
     points = np.stack(np.meshgrid(*grids, indexing="ij"), axis=-1).reshape(-1, n_vars)
-    np.testing.assert_allclose(est.density(points), P.ravel(), atol=1e-8)
-    np.testing.assert_allclose(tl.tt_to_tensor(est.to_tt(grids)), P, atol=1e-8)
+    np.testing.assert_allclose(est.density(points), P.ravel(), atol=1e-8, rtol=0)
+    np.testing.assert_allclose(tl.tt_to_tensor(est.to_tt(grids)), P, atol=1e-8, rtol=0)
     assert est.ranks_ == [k] * (n_vars - 1)
     # integral queries: total mass 1, and the marginal law of each variable
     lower, upper = np.full((1, n_vars), -np.inf), np.full((1, n_vars), np.inf)
-    np.testing.assert_allclose(est.box_probability(lower, upper), [1.0], atol=1e-8)
+    np.testing.assert_allclose(est.box_probability(lower, upper), [1.0], atol=1e-8, rtol=0)
     for j, dj in enumerate(dims):
         lo, hi = np.repeat(lower, dj, axis=0), np.repeat(upper, dj, axis=0)
         lo[:, j] = hi[:, j] = np.arange(dj)
         marginal = P.sum(axis=tuple(i for i in range(n_vars) if i != j))
-        np.testing.assert_allclose(est.box_probability(lo, hi), marginal, atol=1e-8)
+        np.testing.assert_allclose(est.box_probability(lo, hi), marginal, atol=1e-8, rtol=0)
 
 
 @given(n_vars=st.integers(3, 4), seed=SEEDS)
@@ -610,8 +610,9 @@ def test_third_moment_operator_is_the_lemma1_moment_of_cubature_data(k, extra, e
     op = ThirdMomentOperator(X, zeta ** 2)
     want = np.einsum("j,aj,bj,cj->abc", w, A, A, A)
     tol = 1e-8 * c ** 3
-    np.testing.assert_allclose(op.to_dense(), want, atol=tol)
+    np.testing.assert_allclose(op.to_dense(), want, atol=tol, rtol=0)
     B, C = rng.standard_normal((2, 5, d))
-    np.testing.assert_allclose(op.contract(0, B, C), np.einsum("abc,rb,rc->ra", want, B, C), atol=tol * 10)
-    np.testing.assert_allclose(op.slice(B[0]), np.einsum("abc,c->ab", want, B[0]), atol=tol * 10)
-    np.testing.assert_allclose(op.value(B, C, B), np.einsum("abc,ra,rb,rc->r", want, B, C, B), atol=tol * 10)
+    for got, ref in ((op.contract(0, B, C), np.einsum("abc,rb,rc->ra", want, B, C)),
+                     (op.slice(B[0]), np.einsum("abc,c->ab", want, B[0])),
+                     (op.value(B, C, B), np.einsum("abc,ra,rb,rc->r", want, B, C, B))):
+        np.testing.assert_allclose(got, ref, atol=tol * 10, rtol=0)
