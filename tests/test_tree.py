@@ -220,3 +220,41 @@ def test_sklearn_style_params():
     assert model.get_params()["ranks"] == [2, 3]
     assert repr(model).startswith("LatentTreeEmbedding(") and "ranks=[2, 3]" in repr(model)
     assert model.set_params(jitter=1e-8).jitter == 1e-8
+
+
+@pytest.mark.parametrize("s", [1e-100, 2.0 ** -150, 1e-50, 1e50, 2.0 ** 170, 1e100])
+def test_latent_tree_embedding_is_scale_free(s):
+    """Data and bandwidth multiplied by s: densities scale by s**-D, scores shift by -D log s,
+    box probabilities and TT tables (times s**D) are unchanged; the floor does not bite."""
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 2, size=300)
+    X = np.column_stack([h + 0.3 * rng.standard_normal(300) for _ in range(3)])
+    ref = LatentTreeEmbedding([2, 2], bandwidth=0.4).fit(X)
+    got = LatentTreeEmbedding([2, 2], bandwidth=0.4 * s).fit(X * s)
+    D = X.shape[1]
+    np.testing.assert_allclose(got.density(X[:20] * s) * s ** D, ref.density(X[:20]), rtol=1e-9)
+    np.testing.assert_allclose(got.score_samples(X[:20] * s) + D * np.log(s), ref.score_samples(X[:20]),
+                               rtol=1e-9)
+    lo, hi = np.full((1, D), -np.inf), np.column_stack([[0.5], [np.inf], [np.inf]])
+    np.testing.assert_allclose(got.box_probability(lo * s, hi * s), ref.box_probability(lo, hi), rtol=1e-9)
+    np.testing.assert_allclose(got.bandwidths_, ref.bandwidths_ * s, rtol=1e-15)
+    grid = [np.linspace(-1, 2, 4)] * D
+    import tensorly as tl
+    np.testing.assert_allclose(tl.tt_to_tensor(got.to_tt([g * s for g in grid])) * s ** D,
+                               tl.tt_to_tensor(ref.to_tt(grid)), rtol=1e-9, atol=1e-12)
+
+
+def test_latent_tree_embedding_ordinary_scale_untouched():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((50, 3))
+    model = LatentTreeEmbedding([2, 2], bandwidth=0.5).fit(X)
+    assert model._exponents == [0, 0, 0] and model._density_exponent == 0
+
+
+def test_latent_tree_embedding_density_out_of_range_is_named():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((50, 3))
+    model = LatentTreeEmbedding([2, 2], bandwidth=0.5 * 1e150).fit(X * 1e150)   # density ~ 1e-450
+    with pytest.raises(ValueError, match="scale of X is so extreme"):
+        model.density(X[:3] * 1e150)
+    assert np.all(np.isfinite(model.score_samples(X[:3] * 1e150)))               # log density is fine

@@ -15,7 +15,7 @@ from scipy.special import ndtr
 from sklearn.base import DensityMixin
 from tensorly.tt_tensor import TTTensor
 
-from .._validation import IllConditionedWarning, check_array, check_n_features, check_views
+from .._validation import IllConditionedWarning, check_array, check_n_features, check_views, scale_exponent, scaled, unscale
 from ..kernels import _check_bandwidth, delta_kernel, rbf_kernel, silverman_bandwidth
 from ..tree import _check_ranks
 from ._base import _Estimator
@@ -129,7 +129,7 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
     def _gram(self, j, A, B):
         if self.kernel == "delta":
             return delta_kernel(A, B)
-        return rbf_kernel(A, B, bandwidth=float(self.bandwidths_[j]), normalize=True)
+        return rbf_kernel(A, B, bandwidth=float(self._bandwidths_internal[j]), normalize=True)
 
     # ------------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -145,6 +145,18 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
         for k, r in enumerate(ranks):
             if r > n:
                 raise ValueError(f"ranks[{k}]={r} exceeds the number of samples n={n}")
+        # Variables of extreme magnitude are divided by exact powers of two (none for ordinary
+        # data, whose arithmetic is unchanged): the chain is fitted in those units, densities
+        # are multiplied back by the matching power, probabilities need nothing.
+        exps = [scale_exponent(V) if self.kernel == "rbf" else 0 for V in views]
+        views = [scaled(V, e) for V, e in zip(views, exps)]
+        self._exponents = exps
+        self._density_exponent = -sum(e * V.shape[1] for e, V in zip(exps, views))
+        self._bandwidths_internal = None if bw is None else np.ldexp(bw, -np.asarray(exps))
+        if bw is not None and not np.all(np.isfinite(self._bandwidths_internal) & (self._bandwidths_internal > 0)):
+            raise ValueError(f"X has magnitudes near 2**{max(exps, key=abs)} but bandwidth={self.bandwidth!r}: "
+                             "the bandwidth relative to the data cannot be held in float64; rescale X and "
+                             "the bandwidth together")
         self.n_variables_, self.bandwidths_, self._train = d, bw, views
         self.n_features_in_ = [V.shape[1] for V in views] if isinstance(X, (list, tuple)) else d
         Ks = [self._gram(j, V, V) for j, V in enumerate(views)]
@@ -219,13 +231,24 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
         See :doc:`/chapters/08_latent_trees`.
         """
         self._check_fitted("betas_")
-        views = self._views(X, fitted=True)
+        return unscale(self._density_internal(X), self._density_exponent, "X", "the density")
+
+    def _density_internal(self, X):
+        """The density in the fitted units (data divided by ``2**self._exponents``)."""
+        views = [scaled(V, e) for V, e in zip(self._views(X, fitted=True), self._exponents)]
         return self._contract([self._gram(j, V, T) for j, (V, T)
                                in enumerate(zip(views, self._train))])
 
     def score_samples(self, X):
-        """log max(density, density_floor) of each row, shape (m,)."""
-        return np.log(np.maximum(self.density(X), self.density_floor))
+        """log max(density, density_floor) of each row, shape (m,).
+
+        For data of extreme magnitude (beyond 2**±100, rescaled by exact powers of two at
+        ``fit``) the floor applies to the density in the rescaled units, so the scores of
+        data multiplied by s are those of the original data minus D·log s (D columns).
+        """
+        self._check_fitted("betas_")
+        internal = np.log(np.maximum(self._density_internal(X), self.density_floor))
+        return internal + self._density_exponent * np.log(2.0)
 
     def score(self, X, y=None):
         """Average of :meth:`score_samples` (a held-out log-likelihood)."""
@@ -264,11 +287,12 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
         Kq, c = [], 0
         for j, T in enumerate(self._train):
             p = T.shape[1]
-            a, b = lo[:, None, c:c + p], hi[:, None, c:c + p]
+            e = self._exponents[j]
+            a, b = np.ldexp(lo[:, None, c:c + p], -e), np.ldexp(hi[:, None, c:c + p], -e)
             if self.kernel == "delta":
                 w = np.all((T[None] >= a) & (T[None] <= b), axis=2).astype(float)
             else:
-                s = self.bandwidths_[j]
+                s = self._bandwidths_internal[j]
                 w = np.prod(ndtr((b - T[None]) / s) - ndtr((a - T[None]) / s), axis=2)
             Kq.append(w)
             c += p
@@ -290,9 +314,9 @@ class LatentTreeEmbedding(DensityMixin, _Estimator):
         for j, (g, T) in enumerate(zip(grids, self._train)):
             g = np.asarray(g, dtype=float)
             g = g[:, None] if g.ndim == 1 else g
-            G.append(self._gram(j, check_array(g, f"grids[{j}]", ndim=2), T))
+            G.append(self._gram(j, scaled(check_array(g, f"grids[{j}]", ndim=2), self._exponents[j]), T))
         n, d = self._train[0].shape[0], self.n_variables_
-        cores = [(G[0] @ self.betas_[0])[None]]
+        cores = [unscale((G[0] @ self.betas_[0])[None], self._density_exponent, "grids", "the density")]
         for j in range(1, d - 1):
             cores.append(np.einsum("ai,qi,ib->aqb", self.gammas_[j - 1], G[j], self.betas_[j]))
         cores.append((self.gammas_[-1] @ G[-1].T / n)[:, :, None])
