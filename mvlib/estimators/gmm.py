@@ -173,7 +173,11 @@ class SpectralGMM(DensityMixin, _Estimator):
     :math:`\mathcal M_2` does not stand out of the sampling noise, i.e. is at most
     3·max(spread of the d − k + 1 noise eigenvalues, :math:`2\bar\sigma^2\sqrt{d/n}`): the
     rank condition cannot be confirmed from these data (too few samples, means too close
-    or nearly dependent, or noise that is not spherical).
+    or nearly dependent, or noise that is not spherical), and when X has no variance
+    outside the span of the means (e.g. a constant column), where the noise variance would
+    be zero. Data of extreme magnitude (beyond 2**±100) are divided by an exact power of two
+    before the moments are formed and the parameters multiplied back, so X·s gives means·s
+    and variances·s² wherever float64 holds the third moment (a named error beyond).
 
     With ``n_components=1`` the first two moments identify the model:
     :math:`\hat\mu=\bar x`, :math:`\hat\sigma^2=\operatorname{tr}\widehat{\operatorname{Cov}}(x)/d`
