@@ -37,7 +37,7 @@ from sklearn.base import DensityMixin
 
 from ._validation import check_counts, check_matrix, check_positive_int, check_random_state, check_views
 from ._validation import scale_exponent, scaled, unscale
-from .estimators._base import _TINY, _Estimator, _ProductMixture
+from .estimators._base import _TINY, _Estimator, _MixtureInference, _ProductMixture
 from .estimators.multiview import MultiViewMixture
 from .estimators.topic import SpectralTopicModel, _project_simplex_rows
 from .kernels import _check_bandwidths, rbf_kernel, silverman_bandwidth
@@ -502,7 +502,7 @@ class UnigramMixtureEM(DensityMixin, _Estimator):
 _VIEW_KINDS = ("gaussian", "poisson", "bernoulli")
 
 
-class ProductMixtureEM(DensityMixin, _Estimator):
+class ProductMixtureEM(_MixtureInference, DensityMixin, _Estimator):
     r"""EM for a multi-view product mixture with Gaussian, Poisson or Bernoulli views.
 
     See :doc:`/chapters/04_three_view_mixtures` for the comparison with
@@ -701,19 +701,6 @@ class ProductMixtureEM(DensityMixin, _Estimator):
                                                                allow_sparse=False, min_rows=1)]
         self._check_n_features([X.shape[1] for X in Xs], "views")
         return self._log_joint_of(Xs, self.kinds_, self.means_, self.variances_, self.weights_)
-
-    def predict_proba(self, views):
-        """Posterior component probabilities (n_samples, n_components)."""
-        L = self._log_joint(views)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
-
-    def predict(self, views):
-        """Most likely component of each sample, int array (n_samples,)."""
-        return np.argmax(self._log_joint(views), axis=1)
-
-    def score(self, views, y=None):
-        """Mean log-likelihood per sample."""
-        return float(logsumexp(self._log_joint(views), axis=1).mean())
 
 
 __all__ += ["ProductMixtureEM"]

@@ -140,7 +140,25 @@ def _warn_noise_level(k, s_k, E, L, R, what):
         )
 
 
-class _ProductMixture(DensityMixin, _Estimator):
+class _MixtureInference:
+    """``predict_proba``/``predict``/``score`` of a mixture from its ``_log_joint(views)``,
+    the (n_samples, n_components) array of :math:`\\log w_h + \\log p(x \\mid h)`."""
+
+    def predict_proba(self, views):
+        """Posterior probabilities of the components given all views, (n_samples, n_components)."""
+        L = self._log_joint(views)
+        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+
+    def predict(self, views):
+        """Maximum-a-posteriori component of each sample, (n_samples,) ints."""
+        return np.argmax(self._log_joint(views), axis=1)
+
+    def score(self, views, y=None):
+        """Average log-likelihood per sample of ``views`` under the fitted mixture."""
+        return float(np.mean(logsumexp(self._log_joint(views), axis=1)))
+
+
+class _ProductMixture(_MixtureInference, DensityMixin, _Estimator):
     """Inference shared by the baselines: p(x1, x2, x3) = Σ_h π_h Π_v p_v(x_v | h).
 
     A density estimator (``score`` is the average log-likelihood) of a list of dense views;
@@ -181,15 +199,3 @@ class _ProductMixture(DensityMixin, _Estimator):
             L = L + np.log(np.maximum(self.conditional_density(X, view=v), _TINY))
         return L
 
-    def predict_proba(self, views):
-        """Posterior probabilities of the components given all views, (n_samples, n_components)."""
-        L = self._log_joint(views)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
-
-    def predict(self, views):
-        """Maximum-a-posteriori component of each sample, (n_samples,) ints."""
-        return np.argmax(self._log_joint(views), axis=1)
-
-    def score(self, views, y=None):
-        """Average log-likelihood per sample of ``views`` under the fitted mixture."""
-        return float(np.mean(logsumexp(self._log_joint(views), axis=1)))
