@@ -566,12 +566,6 @@ class ProductMixtureEM(_MixtureInference, DensityMixin, _Estimator):
         self.var_floor = var_floor
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False   # a list of dense views, not one 2-d array
-        tags.input_tags.sparse = False
-        return tags
-
     # ---------------------------------------------------------------- helpers
     def _check_params(self, n_views):
         k = check_positive_int(self.n_components, "n_components")

@@ -141,8 +141,15 @@ def _warn_noise_level(k, s_k, E, L, R, what):
 
 
 class _MixtureInference:
-    """``predict_proba``/``predict``/``score`` of a mixture from its ``_log_joint(views)``,
-    the (n_samples, n_components) array of :math:`\\log w_h + \\log p(x \\mid h)`."""
+    """``predict_proba``/``predict``/``score`` of a mixture of a list of dense views from its
+    ``_log_joint(views)``, the (n_samples, n_components) array of
+    :math:`\\log w_h + \\log p(x \\mid h)`; tags saying it takes such a list."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False   # a list of dense views, not one 2-d array
+        tags.input_tags.sparse = False
+        return tags
 
     def predict_proba(self, views):
         """Posterior probabilities of the components given all views, (n_samples, n_components)."""
@@ -164,12 +171,6 @@ class _ProductMixture(_MixtureInference, DensityMixin, _Estimator):
     A density estimator (``score`` is the average log-likelihood) of a list of dense views;
     ``n_features_in_`` is the list of the views' numbers of columns.
     """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False   # a list of dense views, not one 2-d array
-        tags.input_tags.sparse = False
-        return tags
 
     def _check_view_index(self, view):
         self._check_fitted("weights_")
