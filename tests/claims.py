@@ -6,7 +6,7 @@ that computed them. This module finds every number token in the prose of a chapt
 markdown cells of a notebook, or a whole ``.md`` page — outside math, code, roles,
 directive options and link targets, and reports those that are neither a reference
 ("Lemma 3.2", "§4.1", "Appendix B.4", a year, a software version) nor named by the
-chapter's allowlist (``tests/claims_allowlist/<stem>.yml``: entries ``text`` — a substring
+chapter's entries in the allowlist (``tests/claims_allowlist.yml``, by chapter stem: ``text`` — a substring
 of the cell that contains the token — and ``source``, where the number comes from).
 
 Flagged tokens: decimals (``0.5``, ``1e-10``, ``10⁴``), percentages, ``N×`` / ``Nx``,
@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-ALLOWLIST_DIR = Path(__file__).resolve().parent / "claims_allowlist"
+ALLOWLIST = Path(__file__).resolve().parent / "claims_allowlist.yml"
 
 # Chapters whose prose has not yet been brought under the discipline. A new chapter never
 # joins this list; each chapter leaves it when its numbers are glued.
@@ -185,17 +185,23 @@ def markdown_cells(path: Path) -> list[str]:
     return [path.read_text(encoding="utf-8")]
 
 
+def load_allowlists(path: Path = ALLOWLIST) -> dict[str, list[dict]]:
+    """The whole allowlist: chapter stem -> entries, each with a non-empty text and source."""
+    data = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name} must map chapter stems to lists of entries")
+    for stem, entries in data.items():
+        for entry in entries or []:
+            if not isinstance(entry, dict) or not str(entry.get("text", "")).strip():
+                raise ValueError(f"{path.name} [{stem}]: every entry needs a non-empty 'text': {entry!r}")
+            if not str(entry.get("source", "")).strip():
+                raise ValueError(f"{path.name} [{stem}]: entry {entry['text']!r} names no 'source'")
+    return {stem: list(entries or []) for stem, entries in data.items()}
+
+
 def load_allowlist(stem: str) -> list[dict]:
-    path = ALLOWLIST_DIR / f"{stem}.yml"
-    if not path.exists():
-        return []
-    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-    for entry in entries:
-        if not isinstance(entry, dict) or not str(entry.get("text", "")).strip():
-            raise ValueError(f"{path.name}: every entry needs a non-empty 'text': {entry!r}")
-        if not str(entry.get("source", "")).strip():
-            raise ValueError(f"{path.name}: entry {entry['text']!r} names no 'source'")
-    return entries
+    """The allowlist entries of one chapter (empty when it has none)."""
+    return load_allowlists().get(stem, [])
 
 
 def check_chapter(path: Path, allowlist: list[dict] | None = None):

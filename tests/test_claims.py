@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claims import ALLOWLIST_DIR, PENDING, ROOT, check_chapter, load_allowlist, number_tokens
+from claims import PENDING, ROOT, check_chapter, load_allowlists, number_tokens
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -52,8 +52,8 @@ def test_numbers_in_prose_are_glued(path: Path):
         pytest.skip(f"{path.stem} is pending the claims discipline ({len(findings)} typed numbers)")
     assert not findings, (
         f"{len(findings)} number(s) typed into the prose of {path.name}; glue them from the cell "
-        "that computes them, or name their source in tests/claims_allowlist/"
-        f"{path.stem}.yml:\n" + "\n".join(f"  {f}" for f in findings)
+        "that computes them, or name their source under "
+        f"{path.stem} in tests/claims_allowlist.yml:\n" + "\n".join(f"  {f}" for f in findings)
     )
     assert not unused, f"unused allowlist entries for {path.stem}: {[e['text'] for e in unused]}"
 
@@ -90,10 +90,10 @@ def test_pending_chapters_exist_and_new_chapters_are_not_pending():
 
 def test_allowlists_name_their_sources_and_chapters():
     stems = {p.stem for p in CHAPTERS}
-    for path in ALLOWLIST_DIR.glob("*.yml"):
-        assert path.stem in stems, f"{path.name} names no chapter of the book"
-        for entry in load_allowlist(path.stem):
-            assert len(entry["source"].strip()) >= 10, f"{path.name}: vague source {entry!r}"
+    for stem, entries in load_allowlists().items():
+        assert stem in stems, f"claims_allowlist.yml names {stem!r}, which is no chapter of the book"
+        for entry in entries:
+            assert len(entry["source"].strip()) >= 10, f"{stem}: vague source {entry!r}"
 
 
 # --- the test of the test --------------------------------------------------------------
