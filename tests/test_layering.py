@@ -24,7 +24,7 @@ FLOORS = {
     "_validation": 1, "_progress": 1, "symbolic": 1, "metrics": 1,
     "tensors": 2, "whitening": 2, "moments": 2, "power": 2, "jennrich": 2,
     "observable": 3, "covariances": 3, "hmm": 3, "kernels": 3, "overcomplete": 3, "tree": 3,
-    "models": 3,
+    "models": 3, "lda_moments": 3,
     "estimators": 4, "baselines": 4,
 }
 
