@@ -156,6 +156,16 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_positive_float(value, name: str) -> float:
+    """A positive, finite real number (bool refused) as a float; TypeError/ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a positive float, got {type(value).__name__}")
+    v = float(value)
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return v
+
+
 def check_rank(rank, name: str, upper: int, what: str) -> int:
     """A positive int not larger than ``upper`` (``what`` says what bounds it)."""
     rank = check_positive_int(rank, name)

@@ -37,7 +37,7 @@ from sklearn.base import DensityMixin
 
 from ._validation import check_counts, check_matrix, check_positive_int, check_random_state, check_views
 from ._validation import scale_exponent, scaled, unscale
-from .estimators._base import _TINY, _Estimator, _MixtureInference, _ProductMixture
+from .estimators._base import _TINY, _CountData, _Estimator, _MixtureInference, _ProductMixture
 from .estimators.multiview import MultiViewMixture
 from .estimators.topic import SpectralTopicModel, _project_simplex_rows
 from .kernels import _check_bandwidths, rbf_kernel, silverman_bandwidth
@@ -313,7 +313,7 @@ class HistogramSpectral(_ProductMixture):
 # EM for the mixture of unigrams (the single-topic model)
 
 
-class UnigramMixtureEM(DensityMixin, _Estimator):
+class UnigramMixtureEM(_CountData, DensityMixin, _Estimator):
     r"""EM for the mixture of unigrams (single-topic document model), Nigam et al. (2000).
 
     See :doc:`/chapters/03_topic_models`, where it is the same-model baseline of
@@ -384,12 +384,6 @@ class UnigramMixtureEM(DensityMixin, _Estimator):
         self.tol = tol
         self.smoothing = smoothing
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True   # non-negative integer counts
-        tags.input_tags.sparse = True
-        return tags
 
     def _check_params(self):
         k = check_positive_int(self.n_components, "n_components")

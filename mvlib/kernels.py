@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_array, check_positive_int, check_random_state, scale_exponent, scaled, unscale
+from ._validation import check_array, check_positive_float, check_positive_int, check_random_state, scale_exponent, scaled, unscale
 
 __all__ = ["rbf_kernel", "delta_kernel", "incomplete_cholesky", "nystrom_factor", "silverman_bandwidth"]
 
@@ -51,12 +51,7 @@ def _as_points(X, name):
 
 
 def _check_bandwidth(bandwidth, name="bandwidth") -> float:
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a positive float, got {type(bandwidth).__name__}")
-    b = float(bandwidth)
-    if not (np.isfinite(b) and b > 0):
-        raise ValueError(f"{name} must be positive and finite, got {bandwidth!r}")
-    return b
+    return check_positive_float(bandwidth, name)
 
 
 def silverman_bandwidth(X):

@@ -36,8 +36,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from ._validation import check_counts, check_identifiable_rank, check_matrix, check_positive_int, check_random_state
-from .moments import _triple_product, count_whitened_triples
+from ._validation import (check_counts, check_identifiable_rank, check_matrix, check_positive_float,
+                          check_positive_int, check_random_state)
+from .moments import _inv_falling, _triple_product, count_whitened_triples
 
 __all__ = [
     "lda_moment_coefficients",
@@ -52,12 +53,7 @@ __all__ = [
 
 
 def _check_alpha0(alpha0):
-    if isinstance(alpha0, bool) or not isinstance(alpha0, (int, float, np.integer, np.floating)):
-        raise TypeError(f"alpha0 must be a positive number, got {type(alpha0).__name__}")
-    alpha0 = float(alpha0)
-    if not (np.isfinite(alpha0) and alpha0 > 0):
-        raise ValueError(f"alpha0={alpha0} must be positive and finite")
-    return alpha0
+    return check_positive_float(alpha0, "alpha0")
 
 
 def lda_moment_coefficients(alpha0):
@@ -93,13 +89,6 @@ def drop_short_documents(X, min_length: int = 3, name: str = "X"):
     return X, lengths, n_dropped
 
 
-def _falling_inv(lengths, order):
-    out = np.ones_like(lengths)
-    for j in range(order):
-        out = out * (lengths - j)
-    return 1.0 / out
-
-
 def lda_mean(X):
     r""":math:`\hat m_1=\frac1n\sum_d c_d/\ell_d`, shape (d,). ``X`` counts, every document ≥ 3 words. Cost O(nnz)."""
     X, lengths = check_counts(X, "X", min_length=3, min_rows=1)
@@ -125,7 +114,7 @@ class LDASecondMoment(LinearOperator):
         self.X = X
         self.lengths = lengths
         self.n_docs = X.shape[0]
-        self._b = _falling_inv(lengths, 2)
+        self._b = _inv_falling(lengths, 2)
         self._diag = np.asarray(X.T @ self._b).ravel()
         self.mean = np.asarray(X.T @ (1.0 / lengths)).ravel() / self.n_docs
         self._Xt = X.T.tocsr()
@@ -205,7 +194,7 @@ def lda_whitened_pairs(X, W):
     W = check_matrix(W, "W")
     if W.shape[0] != X.shape[1]:
         raise ValueError(f"W has {W.shape[0]} rows but X has {X.shape[1]} columns")
-    b = _falling_inv(lengths, 2)
+    b = _inv_falling(lengths, 2)
     Y = np.asarray(X @ W)
     diag = np.asarray(X.T @ b).ravel()
     return ((Y * b[:, None]).T @ Y - (W * diag[:, None]).T @ W) / X.shape[0]

@@ -140,6 +140,26 @@ def _warn_noise_level(k, s_k, E, L, R, what):
         )
 
 
+class _CountData:
+    """Tags of estimators of count data: non-negative integer counts, dense or sparse."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True   # non-negative integer counts
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _SymbolSequences:
+    """Tags of estimators of symbol sequences: one column of integer symbols (hmmlearn layout)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True   # symbols 0..n_symbols-1 in one column
+        tags.input_tags.categorical = True
+        return tags
+
+
 class _MixtureInference:
     """``predict_proba``/``predict``/``score`` of a mixture of a list of dense views from its
     ``_log_joint(views)``, the (n_samples, n_components) array of

@@ -30,7 +30,7 @@ from ..moments import pairs as _pairs
 from ..moments import whitened_triples
 from ..observable import _check_gap_options, algorithm_b, view_bases
 from ..tensors import multilinear
-from ._base import _Estimator
+from ._base import _Estimator, _SymbolSequences
 from .multiview import MultiViewMixture
 
 __all__ = ["SpectralHMM", "hmm_from_moments"]
@@ -99,7 +99,7 @@ def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_ga
 _MAX_PAIR_ENTRIES = 2 ** 27
 
 
-class SpectralHMM(DensityMixin, _Estimator):
+class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
     r"""Categorical hidden Markov model by the method of moments (three-view reduction).
 
     See :doc:`/chapters/06_hidden_markov` for the derivation and a numerical check.
@@ -193,12 +193,6 @@ class SpectralHMM(DensityMixin, _Estimator):
         self.min_gap = min_gap
         self.max_retries = max_retries
         self.refine = refine
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True   # symbols 0..n_symbols-1 in one column
-        tags.input_tags.categorical = True
-        return tags
 
     def fit(self, X, lengths=None):
         """Estimate the parameters from symbol sequences ``X`` (n_samples, 1); returns ``self``.

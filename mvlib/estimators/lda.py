@@ -19,7 +19,7 @@ from ..lda_moments import (
     lda_decompose,
     lda_whitened_third_moment,
 )
-from ._base import _Estimator
+from ._base import _CountData, _Estimator
 
 __all__ = ["SpectralLDA"]
 
@@ -32,7 +32,7 @@ _N_TRANSFORM_ITER = 100
 _TRANSFORM_TOL = 1e-6
 
 
-class SpectralLDA(_Estimator):
+class SpectralLDA(_CountData, _Estimator):
     r"""Topics and Dirichlet prior of latent Dirichlet allocation by the method of moments.
 
     Model: :math:`\theta_d\sim\mathrm{Dir}(\alpha)`, :math:`\alpha_0=\sum_h\alpha_h` known
@@ -80,12 +80,6 @@ class SpectralLDA(_Estimator):
         self.n_components = n_components
         self.alpha0 = alpha0
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        tags.input_tags.sparse = True
-        return tags
 
     def fit(self, X, y=None):
         """Estimate ``topic_word_`` and ``alpha_`` from counts ``X`` (n_docs, n_words); returns ``self``.

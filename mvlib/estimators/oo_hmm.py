@@ -15,7 +15,7 @@ from sklearn.base import DensityMixin
 from .._validation import check_positive_int, check_random_state
 from ..hmm import check_symbol_sequences
 from ..oo_hmm import oo_log_likelihood, oo_operators_from_sequences, oo_start_state
-from ._base import _Estimator
+from ._base import _Estimator, _SymbolSequences
 
 __all__ = ["ObservableOperatorHMM"]
 
@@ -23,7 +23,7 @@ __all__ = ["ObservableOperatorHMM"]
 _FIRST_MIN_SEQUENCES = 50
 
 
-class ObservableOperatorHMM(DensityMixin, _Estimator):
+class ObservableOperatorHMM(_SymbolSequences, DensityMixin, _Estimator):
     r"""Spectral HMM in observable-operator form (Hsu, Kakade & Zhang 2012, Algorithm 1).
 
     See :doc:`/chapters/06_hidden_markov`.
@@ -86,12 +86,6 @@ class ObservableOperatorHMM(DensityMixin, _Estimator):
         self.n_symbols = n_symbols
         self.start = start
         self.floor = floor
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True   # symbols 0..n_symbols-1 in one column
-        tags.input_tags.categorical = True
-        return tags
 
     def _check_floor(self):
         f = self.floor

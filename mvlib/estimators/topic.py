@@ -23,7 +23,7 @@ from ..observable import algorithm_a, algorithm_b, _fix_signs
 from ..power import tensor_power_method
 from ..tensors import multilinear
 from ..whitening import dewhiten, whitening_matrix
-from ._base import _clip_weights, _Estimator, _rademacher, _warn_noise_level
+from ._base import _clip_weights, _CountData, _Estimator, _rademacher, _warn_noise_level
 
 __all__ = ["SpectralTopicModel"]
 
@@ -81,7 +81,7 @@ def _count_pairs_noise(X):
     return E / n
 
 
-class SpectralTopicModel(_Estimator):
+class SpectralTopicModel(_CountData, _Estimator):
     r"""Topic-word distributions of a single-topic document model by the method of moments.
 
     See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
@@ -145,12 +145,6 @@ class SpectralTopicModel(_Estimator):
         self.variant = variant
         self.min_gap = min_gap
         self.max_retries = max_retries
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True   # non-negative integer counts
-        tags.input_tags.sparse = True
-        return tags
 
     def fit(self, X, y=None):
         """Estimate ``topic_word_`` and ``weights_`` from counts ``X`` (n_docs, n_words); returns ``self``.
