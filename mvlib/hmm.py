@@ -56,6 +56,7 @@ __all__ = [
     "forward_log_likelihood",
     "viterbi",
     "project_simplex",
+    "simplex_least_squares",
     "refine_window_likelihood",
 ]
 
@@ -292,6 +293,78 @@ def project_simplex(V, axis: int = 0):
     if one_d:
         return P[:, 0]
     return P if axis == 0 else P.T
+
+
+def simplex_least_squares(A, B):
+    r"""Columns on the probability simplex that best solve :math:`AX\approx B` in least squares.
+
+    See :doc:`/chapters/06_hidden_markov`. For every column b of ``B`` (m, p) solves
+
+    .. math:: \min_x \tfrac12\lVert Ax-b\rVert_2^2 \quad\text{s.t.}\quad x\ge 0,\ \mathbf 1^\top x=1
+
+    exactly (up to rounding) by a primal active-set method (Nocedal & Wright 2006, Algorithm
+    16.3): on the current free set F it solves the equality-constrained problem through its
+    KKT system, steps towards that solution until an entry would turn negative (which then
+    joins the active set), and releases the active entry with the most negative multiplier
+    :math:`\mu_i=g_i+\nu` (g the gradient, ν the multiplier of the sum constraint) until all
+    are non-negative — the KKT conditions of the convex problem, so the result is its unique
+    minimiser when A (m, k) has full column rank. If the unconstrained solution already lies
+    on the simplex it is returned, so a consistent system (exact moments) is solved exactly.
+
+    Used for the transition matrix of :class:`mvlib.SpectralHMM` (:math:`\hat O T\approx\hat M_3`,
+    columns of T on the simplex) instead of solving without constraints and dividing by the
+    column sums, which explodes when a column sum is near zero. Returns X (k, p), columns on
+    the simplex. Cost O(k³) per active-set step, at most a few k steps per column.
+    """
+    A = check_array(A, "A", ndim=2)
+    B = check_array(B, "B", ndim=np.ndim(B) if np.ndim(B) in (1, 2) else 2)
+    one_d = B.ndim == 1
+    Bm = B[:, None] if one_d else B
+    if Bm.shape[0] != A.shape[0]:
+        raise ValueError(f"B has {Bm.shape[0]} rows but A has {A.shape[0]}")
+    m, k = A.shape
+    if np.linalg.matrix_rank(A) < k:
+        raise ValueError(f"A (shape {A.shape}) must have full column rank {k}")
+    G, C = A.T @ A, A.T @ Bm
+    X = np.empty((k, Bm.shape[1]))
+    for j in range(Bm.shape[1]):
+        X[:, j] = _simplex_qp(G, C[:, j])
+    return X[:, 0] if one_d else X
+
+
+def _simplex_qp(G, c):
+    """min ½xᵀGx − cᵀx on the simplex (G positive definite), primal active set."""
+    k = G.shape[0]
+    scale = max(float(np.abs(G).max()), np.finfo(float).tiny)
+    tol = 1e-12 * scale * max(1.0, float(np.abs(c).max()) / scale)
+    x = np.full(k, 1.0 / k)                      # feasible start, nothing active
+    free = np.ones(k, dtype=bool)
+    for _ in range(50 * k + 50):
+        F = np.flatnonzero(free)
+        # KKT system on F: [G_FF 1; 1ᵀ 0] [x_F; ν] = [c_F; 1]  (ν = −multiplier of 1ᵀx = 1)
+        K = np.zeros((F.size + 1, F.size + 1))
+        K[:-1, :-1], K[:-1, -1], K[-1, :-1] = G[np.ix_(F, F)], 1.0, 1.0
+        sol = np.linalg.solve(K, np.append(c[F], 1.0))
+        p = np.zeros(k)
+        p[F] = sol[:-1]
+        if np.all(p[F] >= 0):
+            x = p
+            g = G @ x - c                                # gradient; on F, g_F = −ν
+            mu = g + sol[-1]
+            active = np.flatnonzero(~free)
+            if active.size == 0 or mu[active].min() >= -tol:
+                return x
+            free[active[np.argmin(mu[active])]] = True   # release the most violated bound
+            continue
+        # step from x towards p until the first free entry reaches zero
+        d = p - x
+        neg = F[d[F] < 0]
+        ratios = -x[neg] / d[neg]
+        i = int(np.argmin(ratios))
+        x = x + min(1.0, float(ratios[i])) * d
+        x[neg[i]] = 0.0
+        free[neg[i]] = False
+    raise RuntimeError("simplex least squares did not converge (active-set cycling)")
 
 
 # --------------------------------------------------------------------------- sampling

@@ -154,7 +154,7 @@ def test_reproducible(large_sample):
 def test_simplex_projection_warns():
     pi, T, O = params(4)
     X, lengths, _ = hmm.sample_hmm(pi, T, O, 300, 20, random_state=0)
-    with pytest.warns(RuntimeWarning, match="projected back; the largest change"):
+    with pytest.warns(RuntimeWarning, match="projected back; the largest change|constrained to the simplex"):
         est = mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)
     assert max(est.projection_.values()) > 0
 
@@ -339,3 +339,79 @@ def test_refinement_warns_when_it_stops_early():
         *_, info = hmm.refine_window_likelihood(C, np.full(3, 1 / 3), np.full((3, 3), 1 / 3) + 0.1 * np.eye(3) - 0.1 / 3,
                                                 O, max_iter=2)
     assert not info["converged"] and info["n_iter"] == 2
+
+
+# ------------------------------------------------------------------ transitions on the simplex
+def _brute_simplex_ls(A, b):
+    """Best feasible point over every support (equality-constrained LS on each face)."""
+    import itertools
+    k = A.shape[1]
+    best, arg = np.inf, None
+    for r in range(1, k + 1):
+        for S in itertools.combinations(range(k), r):
+            S = list(S)
+            K = np.zeros((r + 1, r + 1))
+            K[:-1, :-1], K[:-1, -1], K[-1, :-1] = A[:, S].T @ A[:, S], 1.0, 1.0
+            sol = np.linalg.solve(K, np.append(A[:, S].T @ b, 1.0))
+            if sol[:-1].min() >= -1e-12:
+                z = np.zeros(k)
+                z[S] = sol[:-1]
+                f = np.sum((A @ z - b) ** 2)
+                if f < best:
+                    best, arg = f, z
+    return best, arg
+
+
+def test_simplex_least_squares_is_the_constrained_minimum():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m = int(rng.integers(2, 8))
+        k = int(rng.integers(1, m + 1))
+        A = rng.normal(size=(m, k)) * 10.0 ** rng.uniform(-3, 3)
+        b = rng.normal(size=m) * 3 * A.std()
+        x = hmm.simplex_least_squares(A, b)
+        assert x.min() >= 0 and abs(x.sum() - 1) < 1e-12
+        best, arg = _brute_simplex_ls(A, b)
+        assert np.sum((A @ x - b) ** 2) <= best * (1 + 1e-10) + 1e-300
+        np.testing.assert_allclose(x, arg, atol=1e-7, rtol=0)
+
+
+def test_simplex_least_squares_exact_on_consistent_systems():
+    rng = np.random.default_rng(1)
+    A = rng.random((7, 4))
+    T = rng.dirichlet(np.ones(4), 4).T
+    np.testing.assert_allclose(hmm.simplex_least_squares(A, A @ T), T, atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match="full column rank"):
+        hmm.simplex_least_squares(np.ones((4, 2)), np.ones(4))
+    with pytest.raises(ValueError, match="B has 3 rows but A has 4"):
+        hmm.simplex_least_squares(np.eye(4), np.ones(3))
+
+
+def test_transitions_bounded_where_column_sums_vanish():
+    """M3 = O t with Σt ≈ 0: dividing the unconstrained solution by its column sum explodes."""
+    from mvlib.estimators.hmm import _transitions
+    rng = np.random.default_rng(2)
+    O = rng.dirichlet(np.ones(6), 3).T
+    t = np.array([0.5, -0.5 + 1e-4, 0.02])
+    M3 = np.column_stack([O @ t, O @ np.array([0.2, 0.3, 0.5])])
+    old = np.linalg.lstsq(O, M3, rcond=None)[0]
+    old = old / old.sum(axis=0)
+    assert np.abs(old[:, 0]).sum() > 20                 # the old route's column blows up
+    T, moved = _transitions(O, M3)
+    assert np.all(T >= 0) and np.allclose(T.sum(axis=0), 1.0)
+    np.testing.assert_allclose(T[:, 1], [0.2, 0.3, 0.5], atol=1e-12)
+    assert moved > 0
+
+
+def test_window_start_condition_counterexample():
+    """All sequences of length 3 start in state 0: Tπ̄ > 0 but π̄ is not, M1 has rank one."""
+    pi0, T, O = np.array([1.0, 0.0, 0.0]), np.array([[.8, .1, .1], [.15, .7, .15], [.05, .2, .75]]).T, \
+        np.random.default_rng(0).dirichlet(np.ones(8), 3).T
+    assert np.all(T @ pi0 > 0)
+    P12 = hmm.hmm_window_moments(pi0, T, O)[0]
+    assert np.linalg.matrix_rank(P12, tol=1e-12) == 1
+    X, lengths, _ = hmm.sample_hmm(pi0, T, O, 20000, 3, random_state=0)
+    with pytest.warns(RuntimeWarning, match=r"π̄ > 0"):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="(?!σ_)")
+            mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)

@@ -21,6 +21,7 @@ from ..hmm import (
     forward_log_likelihood,
     project_simplex,
     refine_window_likelihood,
+    simplex_least_squares,
     stationary_distribution,
     window_counts,
     viterbi,
@@ -66,12 +67,31 @@ def _recover(P12, P13, P23, projected_triples, k, rng, min_gap, max_retries):
     if not np.all(np.isfinite(M2)) or np.any(np.abs(s) < 1e-12):
         raise RuntimeError("the estimated emission columns are not finite or sum to zero; estimation failed")
     O = M2 / s
-    # T = (U3^T O)^{-1} U3^T M3 (Proposition 4.2: the eigenvectors R of B_312 are U3^T O T)
-    T = sla.solve(U3.T @ O, A3)
-    T = T / T.sum(axis=0)
-    if not np.all(np.isfinite(T)):
+    return O, M3, info["n_retries"]
+
+
+def _transitions(O, M3):
+    r"""T from :math:`M_3=OT` (Proposition 4.2): least squares with columns on the simplex.
+
+    :math:`\min_T\lVert OT-M_3\rVert_F` with every column of T a distribution
+    (:func:`mvlib.hmm.simplex_least_squares`); with exact moments this is the paper's
+    :math:`(U_3^\top O)^{-1}U_3^\top M_3`. Solving without constraints and dividing by the
+    column sums instead blows up when a column sum is near zero (noisy or misspecified data).
+    Returns ``(T, moved)``: moved = the largest L1 distance between a column of T and the
+    least-squares column constrained only to sum to one (what the positivity constraints
+    changed; 0 when that solution is already non-negative).
+    """
+    if not (np.all(np.isfinite(O)) and np.all(np.isfinite(M3))):
         raise RuntimeError("the estimated transition matrix is not finite; estimation failed")
-    return O, T, info["n_retries"]
+    try:
+        T = simplex_least_squares(O, M3)
+    except ValueError as exc:                    # O lost rank
+        raise RuntimeError(f"the estimated emission matrix is rank deficient ({exc}); estimation failed") from exc
+    k = O.shape[1]
+    K = np.zeros((k + 1, k + 1))
+    K[:k, :k], K[:k, k], K[k, :k] = O.T @ O, 1.0, 1.0
+    T_sum1 = np.linalg.solve(K, np.vstack([O.T @ M3, np.ones((1, M3.shape[1]))]))[:k]
+    return T, float(np.max(np.abs(T - T_sum1).sum(axis=0)))
 
 
 def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_gap=0.02, max_retries=20):
@@ -83,16 +103,37 @@ def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_ga
     window, e.g. the exact ones of :func:`mvlib.hmm.hmm_window_moments`. Runs the same
     steps as :meth:`SpectralHMM.fit`: :func:`mvlib.observable.view_bases`,
     :func:`mvlib.algorithm_b` on :math:`P_{123}(U_1,U_2,U_3)`, :math:`O=M_2` (columns
-    scaled to sum one), :math:`T=(U_3^\top O)^{-1}U_3^\top M_3` (columns scaled to sum one).
-    Returns ``(O (d, k), T (k, k))`` in one state order; no simplex projection. Cost O(d³k).
+    scaled to sum one), T = the least-squares solution of :math:`OT=M_3` with columns on the
+    simplex (:func:`mvlib.hmm.simplex_least_squares`; with exact moments the paper's
+    :math:`(U_3^\top O)^{-1}U_3^\top M_3`). Returns ``(O (d, k), T (k, k))`` in one state
+    order; O is not projected onto the simplex. Cost O(d³k).
     """
     k = check_positive_int(n_states, "n_states")
     rng = check_random_state(random_state)
     min_gap, max_retries = _check_gap_options(min_gap, max_retries)
     P123 = np.asarray(P123, dtype=float)
-    O, T, _ = _recover(np.asarray(P12, float), np.asarray(P13, float), np.asarray(P23, float),
-                       lambda U1, U2, U3: multilinear(P123, U1, U2, U3), k, rng, min_gap, max_retries)
-    return O, T
+    O, M3, _ = _recover(np.asarray(P12, float), np.asarray(P13, float), np.asarray(P23, float),
+                        lambda U1, U2, U3: multilinear(P123, U1, U2, U3), k, rng, min_gap, max_retries)
+    return O, _transitions(O, M3)[0]
+
+
+def _warn_rank_at_noise(P12, k, n_windows):
+    r"""Warn when :math:`\sigma_k(\hat P_{12})` is at the level of its sampling noise.
+
+    The entries of :math:`\hat P_{12}` are frequencies of n windows, so its error E has
+    :math:`\mathbb E\lVert E\rVert_F^2\le 1/n` for independent windows; below
+    :math:`\sigma_k\sqrt n<1` the k-th singular value cannot be told from noise, which is what
+    the data show when a condition fails (a state never at a window start, so
+    :math:`\bar\pi_i=0`; O or T of rank < k) or k is too large.
+    """
+    s = np.linalg.svd(P12, compute_uv=False)
+    level = float(s[k - 1] * np.sqrt(n_windows)) if k <= s.size else 0.0
+    if level < 1.0:
+        warnings.warn(
+            f"σ_{k}(P12) = {s[k - 1] if k <= s.size else 0.0:.3g}, the smallest of the n_states={k} singular "
+            f"values of the window pairs matrix used, is at the level of its sampling noise (σ_k·√n_windows = {level:.2f} < 1): n_states may exceed what "
+            "the data identify, or a condition fails (every state must be possible at a window "
+            "start, π̄ > 0; O and T of rank n_states)", RuntimeWarning, stacklevel=3)
 
 
 #: largest d×d pair matrix (entries) the spectral HMM agrees to form
@@ -111,18 +152,24 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
     Steps (``method="observable"``, the default): window pairs :math:`\hat P_{12},\hat P_{13},\hat P_{23}` and the projected triples
     :math:`\hat P_{123}(U_1,U_2,U_3)` from one-hot views (:func:`mvlib.hmm.window_views`,
     :func:`mvlib.pairs`, :func:`mvlib.whitened_triples`; no d×d×d array); Algorithm B
-    (:func:`mvlib.algorithm_b`); :math:`\hat O=\hat M_2`; :math:`\hat T=(U_3^\top\hat O)^{-1}U_3^\top\hat M_3`
-    with columns scaled to sum to one (the paper's :math:`(U_3^\top O)^{-1}R`, R the
-    eigenvectors of :math:`B_{312}(\eta)`). ``method="tensor"`` obtains
+    (:func:`mvlib.algorithm_b`); :math:`\hat O=\hat M_2`, projected onto the simplex;
+    :math:`\hat T` = the least-squares solution of :math:`\hat O T=\hat M_3` with every
+    column on the simplex (:func:`mvlib.hmm.simplex_least_squares`; with exact moments it is
+    the paper's :math:`(U_3^\top O)^{-1}R`, R the eigenvectors of :math:`B_{312}(\eta)`;
+    dividing an unconstrained solution by its column sums instead explodes when a column sum
+    is near zero). ``method="tensor"`` obtains
     :math:`\hat M_2,\hat M_3` from the same one-hot views by the tensor route of
     :class:`mvlib.MultiViewMixture` (views symmetrised, whitening, robust tensor power
-    method; Anandkumar et al. 2014 §3.3), then :math:`\hat T` = least squares solution of
-    :math:`\hat O T=\hat M_3`; in the chapter's experiments neither route is uniformly more
+    method; Anandkumar et al. 2014 §3.3), then :math:`\hat T` as above; in the chapter's experiments neither route is uniformly more
     accurate, and the tensor route is slower and fails more often on small samples.
 
-    **What is assumed about π.** Nothing beyond Condition 3.1 (:math:`T\bar\pi>0`, O and T of
-    rank k): windows are pooled over all positions, and the pooled windows follow the
-    reduction with :math:`\bar\pi` = the average law of the state at a window start, whether
+    **Conditions.** O and T of full column rank k, and :math:`\bar\pi>0` entrywise, where
+    :math:`\bar\pi` is the average law of the state at a window *start*: every state must
+    be possible at the start of some window. (:math:`T\bar\pi>0` alone is not enough:
+    :math:`M_1=O\operatorname{diag}(\bar\pi)T^\top\operatorname{diag}(T\bar\pi)^{-1}` has
+    rank k only if every :math:`\bar\pi_i>0`; length-3 sequences that all start in one
+    state give a rank-one :math:`M_1`.) Windows are pooled over all positions, and the pooled
+    windows follow the reduction with that :math:`\bar\pi`, whether
     or not the sequences are stationary. For stationary sequences :math:`\bar\pi` is the
     stationary distribution and equals ``weights_``.
 
@@ -138,8 +185,10 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
         Alphabet size d; symbols must lie in 0..d−1. None: ``max(X) + 1``.
     startprob : {"auto", "first", "stationary"}, keyword-only
         How ``startprob_`` is estimated. ``"first"``: the distribution f of the first symbol
-        of each sequence satisfies :math:`f\approx O\pi_0`; :math:`\pi_0` = least squares,
-        projected onto the simplex. ``"stationary"``: the stationary distribution of
+        of each sequence satisfies :math:`f\approx O\pi_0`; :math:`\pi_0` = least squares
+        with :math:`\pi_0` on the simplex (:func:`mvlib.hmm.simplex_least_squares`). Its error
+        is the sampling error of f (one symbol per sequence) amplified by up to
+        :math:`1/\sigma_k(\hat O)`. ``"stationary"``: the stationary distribution of
         :math:`\hat T`. ``"auto"``: ``"first"`` with at least 50 sequences, else
         ``"stationary"`` (one long sequence says almost nothing about its start).
     min_gap, max_retries : keyword-only
@@ -161,9 +210,10 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
     weights_ : array (n_states,)
         Law of the middle state of a window, :math:`T\bar\pi`, from :math:`\hat M_2\hat w=\hat E[x_2]`.
     projection_ : dict
-        L1 distance each estimate moved when projected onto the simplex
-        (``"emissionprob"``, ``"transmat"``, ``"startprob"``); a ``RuntimeWarning`` reports
-        moves above 1e-9.
+        How far the simplex constraints moved each estimate, largest L1 distance of a
+        distribution: ``"emissionprob"`` — O projected onto the simplex; ``"transmat"`` and
+        ``"startprob"`` — the simplex-constrained least squares against the least squares
+        constrained only to sum to one. A ``RuntimeWarning`` reports moves of O or T above 1e-9.
     n_retries_ : int
         Redraws of Θ needed by Algorithm B (0 for ``method="tensor"``).
     refinement_ : dict or None
@@ -219,6 +269,8 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
             raise ValueError(f"n_symbols={d} is too large: the d×d pair matrices would have {d * d} "
                              f"entries (> 2**27)")
         (X1, X2, X3), _ = window_views(x[:, None], lengths, d)
+        P12 = _pairs(X1, X2)
+        _warn_rank_at_noise(P12, k, X1.shape[0])
         method, failure = self.method, None
         if method == "tensor":
             try:
@@ -227,8 +279,8 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
                 method, failure = "observable", exc
         self.method_used_ = method
         if method == "observable":
-            P12, P13, P23 = _pairs(X1, X2), _pairs(X1, X3), _pairs(X2, X3)
-            O, T, self.n_retries_ = _recover(
+            P13, P23 = _pairs(X1, X3), _pairs(X2, X3)
+            O, M3, self.n_retries_ = _recover(
                 P12, P13, P23, lambda U1, U2, U3: whitened_triples(X1, X2, X3, U1, U2, U3),
                 k, rng, self.min_gap, self.max_retries)
             if failure is not None:
@@ -240,13 +292,14 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
             if np.any(np.abs(s) < 1e-12):
                 raise RuntimeError("the estimated emission columns sum to zero; estimation failed")
             O = M2 / s
-            T, *_ = sla.lstsq(O, M3)                     # M3 = O T
-            T = T / T.sum(axis=0)
-            if not np.all(np.isfinite(T)):
-                raise RuntimeError("the estimated transition matrix is not finite; estimation failed")
             self.n_retries_ = 0
         O, moved_O = _to_simplex(O, "emission matrix (columns of O)")
-        T, moved_T = _to_simplex(T, "transition matrix (columns of T)")
+        T, moved_T = _transitions(O, M3)
+        if moved_T > _SILENT_PROJECTION:
+            warnings.warn(
+                "the least-squares transition matrix had negative entries; with its columns "
+                f"constrained to the simplex the largest change of a column was {moved_T:.3g} in L1 norm",
+                RuntimeWarning, stacklevel=2)
         mean2 = np.asarray(X2.mean(axis=0)).ravel()
         w, *_ = sla.lstsq(O, mean2)
         self.weights_ = project_simplex(w)
@@ -261,9 +314,8 @@ class SpectralHMM(_SymbolSequences, DensityMixin, _Estimator):
         if mode == "first":
             first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             f = np.bincount(x[first], minlength=d) / lengths.size
-            pi0, *_ = sla.lstsq(O, f)
-            start = project_simplex(pi0)
-            moved_pi = float(np.abs(start - pi0).sum())
+            T_pi, moved_pi = _transitions(O, f[:, None])
+            start = T_pi[:, 0]
         else:
             start, moved_pi = stationary_distribution(T), 0.0
         self.emissionprob_ = O.T.copy()
