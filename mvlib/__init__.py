@@ -97,10 +97,10 @@ from .kernels import silverman_bandwidth
 
 __all__ += ["HistogramSpectral", "NonparametricEM", "ProductMixtureEM", "UnigramMixtureEM", "silverman_bandwidth"]
 
-from . import hmm
-from .estimators import SpectralHMM
+from . import hmm, oo_hmm
+from .estimators import ObservableOperatorHMM, SpectralHMM
 
-__all__ += ["SpectralHMM"]
+__all__ += ["ObservableOperatorHMM", "SpectralHMM"]
 
 from . import tree
 from .estimators import LatentTreeEmbedding

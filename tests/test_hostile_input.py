@@ -477,6 +477,15 @@ est("SpectralHMM", "hidden Markov model",
      "n_symbols": [("too-small", 2), ("zero", 0), ("float", 3.5), ("huge", 10 ** 9)],
      "method": [("unknown", "magic")], "startprob": [("unknown", "magic")]},
     predict=("predict", "score"), extra={"lengths": (lengths_variants(LH, XH.shape[0]), ("lengths", "sequence"))})
+est("ObservableOperatorHMM", "hidden Markov model",
+    lambda **p: mvlib.ObservableOperatorHMM(**{"n_states": 2, "random_state": 0, **p}),
+    XH, symbols(XH), ("X", "n_symbols", "symbol"),
+    {"n_states": int_param(2, upper=5), "random_state": random_states(),
+     "n_symbols": [("too-small", 2), ("zero", 0), ("float", 3.5), ("huge", 10 ** 9)],
+     "start": [("unknown", "magic")], "floor": [("zero", 0.0), ("one", 1.0), ("nan", np.nan)]},
+    predict=("score",), extra={"lengths": (lengths_variants(LH, XH.shape[0]), ("lengths", "sequence"))})
+#: estimators whose fit takes hmmlearn's (X, lengths)
+SEQUENCE_ESTIMATORS = ("SpectralHMM", "ObservableOperatorHMM")
 est("KernelSpectral", "kernel embedding",
     lambda **p: mvlib.KernelSpectral(**{"n_components": 2, "bandwidth": 0.5, "rank": 8, "random_state": 0, **p}),
     V1D, views_list(V1D), VIEWS,
@@ -551,7 +560,7 @@ def _fitted(name):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _FITTED[name] = s["make"]().fit(s["data"], **(
-                {"lengths": LH} if name == "SpectralHMM" else {}))
+                {"lengths": LH} if name in SEQUENCE_ESTIMATORS else {}))
     return _FITTED[name]
 
 
@@ -576,7 +585,7 @@ def _run(case):
         kwargs[case.arg] = case.value
         names = s["args"][case.arg][1]
         return check_outcome(lambda: s["call"](**kwargs), names)
-    fit_kw = {"lengths": LH} if case.name == "SpectralHMM" else {}
+    fit_kw = {"lengths": LH} if case.name in SEQUENCE_ESTIMATORS else {}
     if case.kind == "fit":
         # a rank condition may equally blame the data or n_components / n_states
         names = s["names"] + ("lengths", "n_components", "n_states")
@@ -593,7 +602,7 @@ def _run(case):
         return "not fitted"
     model = _fitted(case.name)
     bad = _wrong_width(s["data"]) if case.label == "wrong-width" else _with_nan(s["data"])
-    if case.name == "SpectralHMM":
+    if case.name in SEQUENCE_ESTIMATORS:
         bad = np.hstack([XH, XH]) if case.label == "wrong-width" else _with(XH, (0, 0), np.nan)
     return check_outcome(lambda: getattr(model, case.arg)(bad, **fit_kw), s["names"])
 

@@ -8,8 +8,9 @@ from .overcomplete import OvercompleteTensorDecomposition
 
 __all__ += ["OvercompleteTensorDecomposition"]
 from .hmm import SpectralHMM
+from .oo_hmm import ObservableOperatorHMM
 
-__all__ += ["SpectralHMM"]
+__all__ += ["ObservableOperatorHMM", "SpectralHMM"]
 from .kernel import KernelSpectral
 
 __all__ += ["KernelSpectral"]
