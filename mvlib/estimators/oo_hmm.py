@@ -68,11 +68,23 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, _Estimator):
 
     Attributes
     ----------
-    b1_ : (k,)  start state used for scoring; ``b1_windows_`` (k,) :math:`U^\top\hat P_1`
-    binf_ : (k,) ; operators_ : (n_symbols, k, k), ``operators_[x]`` = :math:`\hat B_x`
-    basis_ : (n_symbols, k) U ; singular_values_ : singular values of :math:`\hat P_{21}`
-    n_windows_ : int ; n_skipped_ : int (training sequences shorter than 3, skipped with a warning)
-    start_used_ : str ; n_symbols_ : int ; n_features_in_ : 1
+    b1_ : array (k,)
+        Start state used for scoring; ``b1_windows_`` (k,) is :math:`U^\top\hat P_1`.
+    binf_ : array (k,)
+        :math:`\hat b_\infty`.
+    operators_ : array (n_symbols, k, k)
+        ``operators_[x]`` = :math:`\hat B_x`.
+    basis_ : array (n_symbols, k)
+        U, the top-k left singular vectors of :math:`\hat P_{21}`.
+    singular_values_ : array
+        Singular values of :math:`\hat P_{21}`.
+    n_windows_ : int
+    n_skipped_ : int
+        Training sequences shorter than 3, skipped with a warning.
+    start_used_ : str
+    n_symbols_ : int
+    n_features_in_ : int
+        Always 1.
 
     Notes
     -----
