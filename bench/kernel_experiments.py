@@ -1,7 +1,7 @@
 r"""Experiments of the chapter "Kernel embeddings of latent variable models" (Song et al. 2014, §8).
 
-Run ``.venv/bin/python bench/kernel_experiments.py`` (all threads pinned to 1; about
-10-15 minutes on a shared 2-core machine) or ``--quick`` (a tiny grid, for testing the
+Run ``.venv/bin/python bench/kernel_experiments.py`` (all threads pinned to 1, the synthetic
+grid spread over ``--processes 2``; about 20 minutes on a 2-core machine) or ``--quick`` (a tiny grid, for testing the
 script; results then go to ``/tmp``). Writes ``chapters/data/kernel_experiments.json``,
 which ``chapters/07_kernel_embeddings.ipynb`` loads and plots. The chapter never re-runs
 this script.
@@ -17,12 +17,15 @@ Parts
     (x1, x2, x3), whose component density of view v is the Gaussian marginal.
 ``synthetic``
     Figure 3 of Song et al. at laptop scale: m ∈ {50, 200, 1000, 5000, 10000},
-    k ∈ {2, 3, 4, 8}, π_h ∝ h, three repetitions, two settings — ``gauss`` (Gaussian
+    k ∈ {2, 3, 4, 8}, π_h ∝ h, ten repetitions (as the paper), two settings — ``gauss`` (Gaussian
     components with different variances) and ``gamma`` (odd components Gaussian, even
     ones shifted Gammas with shape 0.8-1.0). The three views have different component
     densities (a different order of the locations in every view). Methods:
     ``kernel`` (KernelSpectral(k, symmetric=False): views symmetrised as in Appendix 9,
-    bandwidth by cross-validation, exact path up to m = 2000 and rank 300 above),
+    falling back to Algorithm B when the symmetrised pairs matrix has fewer than k positive
+    eigenvalues (``kernel_route`` records which ran); bandwidth by cross-validation on
+    ``mvlib.kernels.cv_subsample_size(m)`` points, rescaled to m; exact path up to
+    m = 1000 per view and rank 300 above),
     ``em_gmm`` (GaussianMixture, full covariance, n_init=10, on the 3-vector),
     ``spectral_gmm`` (mvlib.SpectralGMM on the 3-vector: needs d = 3 > k, so k = 2
     only), ``npem`` (mvlib.NonparametricEM with the kernel method's bandwidths, m ≤ 1000
@@ -39,13 +42,22 @@ Parts
     before the difference is taken.
 ``bandwidth``
     The weighted density error of KernelSpectral against a fixed bandwidth s, for two
-    sample sizes (Remark 3: bias O(s²), variance O(s^{-d/2} m^{-1/2})).
+    sample sizes, on the running example (whose Gamma(0.8) component has a pole, so Remark
+    3's O(s²) bias does not apply to it).
+``bandwidth_smooth``
+    The same on smooth components (the Gamma replaced by N(0.5, 0.7²)), where Remark 3
+    applies (bias O(s²), variance O(s^{-d/2} m^{-1/2}) if ρ/σ_k stays bounded): m ∈ {300,
+    3000, 30000}, 25 bandwidths from 0.05 to 2, three samples each; ``error`` (dx = 1) and
+    ``error_l2``.
 
 Weighted density error (Song et al. 2014, §8.1)
 -----------------------------------------------
 Σ_h π_h √(Σ_j (p(x_j|h) − p̂(x_j|h))²) over G = 400 uniformly spaced points x_j
 covering every component (``mvlib.weighted_density_error`` with dx = 1, components
-matched by the Hungarian algorithm), averaged over the three views.
+matched by the Hungarian algorithm), averaged over the three views: ``errors``. The grid
+covers a range that grows with k, so these values are not comparable across k; the
+synthetic rows also store ``errors_l2``, the same with each view's grid step dx
+(≈ Σ_h π_h ‖p(·|h) − p̂(·|h)‖_{L²}), which is.
 """
 from __future__ import annotations
 
@@ -55,6 +67,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import multiprocessing as mp  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -124,9 +137,11 @@ def true_densities(dists, grid_list):
     return [np.stack([d.pdf(g) for d in comps], axis=1) for comps, g in zip(dists, grid_list)]
 
 
-def weighted_error(true, est, w):
-    """mvlib.weighted_density_error (dx = 1: the paper's plain sum) per view, averaged over views."""
-    return float(np.mean([mvlib.weighted_density_error(T, E, w) for T, E in zip(true, est)]))
+def weighted_error(true, est, w, grid_list=None):
+    """mvlib.weighted_density_error per view, averaged over views: dx = 1 (the paper's plain sum)
+    without ``grid_list``; with it, each view's grid step (an L² error, comparable across k)."""
+    dxs = [1.0] * len(true) if grid_list is None else [float(g[1] - g[0]) for g in grid_list]
+    return float(np.mean([mvlib.weighted_density_error(T, E, w, dx=dx) for T, E, dx in zip(true, est, dxs)]))
 
 
 # ----------------------------------------------------------------------------- methods
@@ -176,7 +191,7 @@ METHODS = ["kernel", "em_gmm", "spectral_gmm", "npem", "histogram"]
 def evaluate(views, k, seed, dists, w, methods=METHODS, symmetric=False):
     grid_list = grids(dists)
     true = true_densities(dists, grid_list)
-    errors, seconds = {}, {}
+    errors, errors_l2, seconds = {}, {}, {}
     kernel_model = None
     for name in methods:
         t0 = time.perf_counter()
@@ -187,11 +202,13 @@ def evaluate(views, k, seed, dists, w, methods=METHODS, symmetric=False):
                     kernel_model = fit_kernel(views, k, seed, symmetric=symmetric)
                 est = run_method(name, views, k, seed, grid_list, kernel_model)
         except Exception as exc:  # a failure is a result: record it
-            errors[name], seconds[name] = f"failed: {type(exc).__name__}: {str(exc)[:120]}", None
+            errors[name] = errors_l2[name] = f"failed: {type(exc).__name__}: {str(exc)[:120]}"
+            seconds[name] = None
             continue
         seconds[name] = time.perf_counter() - t0
         errors[name] = None if est is None else weighted_error(true, est, w)
-    return errors, seconds, kernel_model
+        errors_l2[name] = None if est is None else weighted_error(true, est, w, grid_list)
+    return errors, seconds, kernel_model, errors_l2
 
 
 # ----------------------------------------------------------------------------- parts
@@ -200,7 +217,7 @@ def part_running_example(seeds):
     rows = []
     for s in seeds:
         views, _ = sample(dists, w, 2000, s)
-        err, sec, km = evaluate(views, 3, s, dists, w, methods=["kernel", "em_gmm"], symmetric=True)
+        err, sec, km, _ = evaluate(views, 3, s, dists, w, methods=["kernel", "em_gmm"], symmetric=True)
         rows.append({"seed": s, "errors": err, "seconds": sec,
                      "bandwidth": [float(b) for b in np.ravel(getattr(km, "bandwidth_", [np.nan]))]})
         print(f"running example, seed {s}: {err}", flush=True)
@@ -210,26 +227,46 @@ def part_running_example(seeds):
             "kernel_beats_em": bool(ok and len(ok) == len(rows) and mean["kernel"] < mean["em_gmm"])}
 
 
-def part_synthetic(m_grid, k_grid, reps, methods=METHODS, previous=None):
-    """Run ``methods`` on the grid; results of other methods are kept from ``previous``."""
+def _synthetic_task(args):
+    setting, k, m, r, methods = args
+    with threadpool_limits(1):
+        dists, w = synthetic_components(setting, k)
+        seed = 100000 * k + 10 * m + r + (setting == "gamma") * 7
+        views, _ = sample(dists, w, m, seed)
+        err, sec, km, err_l2 = evaluate(views, k, r, dists, w, methods=methods)
+        return {"setting": setting, "k": k, "m": m, "rep": r, "errors": err,
+                "errors_l2": err_l2, "seconds": sec,
+                "kernel_route": getattr(km, "method_used_", None),
+                "kernel_bandwidth": [float(b) for b in getattr(km, "bandwidth_", [])]}
+
+
+def part_synthetic(m_grid, k_grid, reps, methods=METHODS, previous=None, processes=2):
+    """Run ``methods`` on the grid (tasks spread over ``processes``, one thread each); results of
+    other methods are kept from ``previous``."""
     old = {(r["setting"], r["k"], r["m"], r["rep"]): r for r in (previous or {}).get("rows", [])}
+    tasks = [(setting, k, m, r, methods) for setting in ("gauss", "gamma") for k in k_grid
+             for m in m_grid for r in range(reps)]
+    tasks.sort(key=lambda t: -t[2])               # the largest m first
+    if processes > 1:
+        with mp.get_context("fork").Pool(processes) as pool:
+            done = pool.map(_synthetic_task, tasks, chunksize=1)
+    else:
+        done = [_synthetic_task(t) for t in tasks]
     rows = []
+    for new in sorted(done, key=lambda r: (r["setting"] == "gamma", r["k"], r["m"], r["rep"])):
+        row = old.get((new["setting"], new["k"], new["m"], new["rep"]),
+                      {"errors": {}, "errors_l2": {}, "seconds": {}})
+        for key in ("errors", "errors_l2", "seconds"):
+            row.setdefault(key, {}).update(new[key])
+        row.update({key: new[key] for key in ("setting", "k", "m", "rep", "kernel_route", "kernel_bandwidth")})
+        rows.append(row)
     for setting in ("gauss", "gamma"):
         for k in k_grid:
-            dists, w = synthetic_components(setting, k)
             for m in m_grid:
-                for r in range(reps):
-                    seed = 100000 * k + 10 * m + r + (setting == "gamma") * 7
-                    views, _ = sample(dists, w, m, seed)
-                    err, sec, _ = evaluate(views, k, r, dists, w, methods=methods)
-                    row = old.get((setting, k, m, r), {"setting": setting, "k": k, "m": m, "rep": r,
-                                                       "errors": {}, "seconds": {}})
-                    row["errors"].update(err)
-                    row["seconds"].update(sec)
-                    rows.append(row)
-                print(f"{setting} k={k} m={m}: " + ", ".join(
-                    f"{n}={v if not isinstance(v, float) else round(v, 3)}"
-                    for n, v in rows[-1]["errors"].items()), flush=True)
+                cell = [r for r in rows if (r["setting"], r["k"], r["m"]) == (setting, k, m)]
+                kern = [r["errors"].get("kernel") for r in cell]
+                print(f"{setting} k={k} m={m}: kernel " + ", ".join(
+                    f"{v:.3f}" if isinstance(v, float) else "failed" for v in kern), flush=True)
     return {"m_grid": list(m_grid), "k_grid": list(k_grid), "reps": reps, "methods": METHODS, "rows": rows}
 
 
@@ -343,8 +380,15 @@ def part_theorem2(m_grid, reps):
             "weights": w.tolist(), "rows": rows}
 
 
-def part_bandwidth(s_grid, m_list, reps):
-    dists, w = running_example_components()
+def smooth_components():
+    """The running example with its Gamma component replaced by N(0.5, 0.7²): every density smooth."""
+    dists = [stats.norm(-4, 1), stats.norm(0.5, 0.7), stats.norm(5, 0.8)]
+    return [dists] * 3, np.array([1.0, 2.0, 3.0]) / 6
+
+
+def part_bandwidth(s_grid, m_list, reps, smooth=False):
+    """Density error (dx = 1 and L²) of KernelSpectral against a fixed bandwidth s."""
+    dists, w = smooth_components() if smooth else running_example_components()
     grid_list = grids(dists)
     true = true_densities(dists, grid_list)
     rows = []
@@ -357,12 +401,13 @@ def part_bandwidth(s_grid, m_list, reps):
                         warnings.simplefilter("ignore")
                         km = fit_kernel(views, 3, r, bandwidth=float(s), symmetric=True)
                     est = [km.conditional_density(g[:, None], view=v) for v, g in enumerate(grid_list)]
-                    e = weighted_error(true, est, w)
+                    e, e_l2 = weighted_error(true, est, w), weighted_error(true, est, w, grid_list)
                 except Exception as exc:
-                    e = f"failed: {type(exc).__name__}"
-                rows.append({"m": m, "rep": r, "bandwidth": float(s), "error": e})
-        print(f"bandwidth m={m} done", flush=True)
-    return {"s_grid": [float(s) for s in s_grid], "m_list": list(m_list), "rows": rows}
+                    e = e_l2 = f"failed: {type(exc).__name__}"
+                rows.append({"m": m, "rep": r, "bandwidth": float(s), "error": e, "error_l2": e_l2})
+        print(f"bandwidth{' (smooth)' if smooth else ''} m={m} done", flush=True)
+    return {"s_grid": [float(s) for s in s_grid], "m_list": list(m_list), "rows": rows,
+            "components": "smooth" if smooth else "running_example"}
 
 
 def main():
@@ -370,8 +415,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny grid, output to /tmp")
     ap.add_argument("--methods", nargs="*", default=METHODS,
                     help="synthetic part: methods to (re-)run; the others' stored results are kept")
+    ap.add_argument("--processes", type=int, default=2, help="synthetic part: worker processes (default 2)")
     ap.add_argument("--parts", nargs="*", default=["running_example", "synthetic", "clustering", "theorem2",
-                                                   "bandwidth"])
+                                                   "bandwidth", "bandwidth_smooth"])
     args = ap.parse_args()
     out_path = Path("/tmp/kernel_experiments_quick.json") if args.quick else OUT
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
@@ -382,8 +428,9 @@ def main():
             if part == "running_example":
                 results[part] = part_running_example([0, 1] if args.quick else range(5))
             elif part == "synthetic":
-                grid = ([100, 400], [2, 3], 1) if args.quick else ([50, 200, 1000, 5000, 10000], [2, 3, 4, 8], 3)
-                results[part] = part_synthetic(*grid, methods=args.methods, previous=results.get(part))
+                grid = ([100, 400], [2, 3], 1) if args.quick else ([50, 200, 1000, 5000, 10000], [2, 3, 4, 8], 10)
+                results[part] = part_synthetic(*grid, methods=args.methods, previous=results.get(part),
+                                               processes=args.processes)
             elif part == "clustering":
                 results[part] = part_clustering()
             elif part == "theorem2":
@@ -392,6 +439,10 @@ def main():
             elif part == "bandwidth":
                 s_grid = np.geomspace(0.01, 3.0, 6 if args.quick else 13)
                 results[part] = part_bandwidth(s_grid, [200] if args.quick else [300, 3000], 1 if args.quick else 3)
+            elif part == "bandwidth_smooth":
+                s_grid = np.geomspace(0.05, 2.0, 6 if args.quick else 25)
+                results[part] = part_bandwidth(s_grid, [200] if args.quick else [300, 3000, 30000],
+                                               1 if args.quick else 3, smooth=True)
             else:
                 raise SystemExit(f"unknown part {part}")
             results.setdefault("seconds", {})[part] = round(time.perf_counter() - t0, 1)

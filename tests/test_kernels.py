@@ -4,6 +4,7 @@ import functools
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.metrics import adjusted_rand_score
 
 import mvlib
 import mvlib.kernels as mk
@@ -261,6 +262,57 @@ def test_cv_bandwidth_prefers_data_scale():
     assert 0.1 < s < 1.0
 
 
+def test_cv_subsample_grows_sublinearly():
+    sizes = [mk.cv_subsample_size(m) for m in (10, 1500, 1501, 10**4, 10**5, 10**6)]
+    assert sizes[:2] == [10, 1500] and sizes == sorted(sizes)
+    assert sizes[-1] == int(np.ceil(1500 * (10**6 / 1500) ** 0.25)) < 10**4
+    with pytest.raises(ValueError, match="m"):
+        mk.cv_subsample_size(0)
+
+
+def test_cv_bandwidth_shrinks_at_the_kde_rate():
+    """Ten times the data: the bandwidth shrinks by about 10^(-1/5), not stuck at a cap (the
+    cross-validated choice is noisy, so the median ratio over five samples is asserted)."""
+    ratios = []
+    for seed in range(5):
+        x = np.random.default_rng(seed).standard_normal(200_000)
+        ratios.append(cv_bandwidth(x, random_state=0) / cv_bandwidth(x[:20_000], random_state=0))
+    assert 0.5 < np.median(ratios) < 0.8          # 10^(-1/5) = 0.63
+    # below the base size every row is used and nothing is rescaled
+    assert cv_bandwidth(x[:1000], random_state=0) == cv_bandwidth(x[:1000], random_state=1)
+
+
+def test_loo_likelihood_in_blocks_equals_the_full_matrix():
+    x = np.random.default_rng(4).standard_normal((2500, 2))
+    K = mvlib.rbf_kernel(x, x, bandwidth=0.7)
+    np.fill_diagonal(K, 0.0)
+    full = np.mean(np.log(K.sum(axis=1) / (len(x) - 1)))
+    assert abs(loo_kde_loglik(x, [0.7])[0] - full) < 1e-12
+
+
+def test_tensor_route_falls_back_to_algorithm_b():
+    """Eight components, 1,000 samples: the symmetrised pairs matrix of the kernel features has
+    only seven positive eigenvalues, the tensor route cannot whiten, and the fit falls back to
+    Algorithm B with a warning instead of failing (the Gamma setting of the chapter's Figure 3)."""
+    rng = np.random.default_rng(0)
+    k, m = 8, 1000
+    w = np.arange(1, k + 1) / np.arange(1, k + 1).sum()
+    h = rng.choice(k, size=m, p=w)
+    views = []
+    for v in range(3):
+        order = np.arange(k) if v == 0 else rng.permutation(k)
+        x = np.empty(m)
+        for j in range(k):
+            loc = 5.0 * order[j]
+            dist = stats.gamma(0.8, loc=loc - 1.0) if j % 2 else stats.norm(loc, 0.9)
+            x[h == j] = dist.rvs(size=int(np.sum(h == j)), random_state=rng)
+        views.append(x)
+    with pytest.warns(RuntimeWarning, match="fell back to Algorithm B"):
+        est = mvlib.KernelSpectral(k, random_state=0, symmetric=False).fit(views)
+    assert est.method_used_ == "observable" and est.weights_.shape == (k,)
+    assert adjusted_rand_score(h, est.predict(views)) > 0.8
+
+
 def test_coordinates_reproduce_algorithm_1_literally():
     """Steps 1-5 of Algorithm 1 written with K, L, R equal the coordinate form used by mvlib."""
     views, _, _ = _mixture_views(120, 10)
@@ -294,3 +346,44 @@ def test_too_many_components_and_mixed_bandwidths():
         mvlib.KernelSpectral(9, kernel="delta").fit([np.round(v) > 0 for v in views])
     with pytest.raises(ValueError, match="one bandwidth"):
         mvlib.KernelSpectral(2, bandwidth=[0.5, 1.0, 0.5]).fit(views)
+
+
+def test_delta_kernel_is_the_discrete_method_exactly():
+    """On data whose empirical law is exactly a categorical three-view mixture, the delta-kernel
+    spectral algorithm (both paths) and the one-hot tensor route return the same table and
+    weights as the model, to rounding."""
+    from mvlib.models.cubature import categorical_exact_data
+
+    P = [["0.45", "0.20", "0.05"], ["0.30", "0.10", "0.05"], ["0.10", "0.40", "0.05"],
+         ["0.05", "0.20", "0.15"], ["0.05", "0.05", "0.30"], ["0.05", "0.05", "0.40"]]
+    one_hot, _ = categorical_exact_data(["1/4", "1/4", "1/2"], [P] * 3)
+    P_true, w_true = np.array(P, dtype=float), np.array([0.25, 0.25, 0.5])
+    symbols = [v.argmax(axis=1)[:, None] for v in one_hot]
+    fits = [mvlib.KernelSpectral(3, kernel="delta", random_state=0, symmetric=sym).fit(symbols)
+            for sym in (True, False)]
+    tables = [(f.conditional_density(np.arange(6)[:, None], view=0), f.weights_) for f in fits]
+    mv = mvlib.MultiViewMixture(3, method="tensor", random_state=0).fit(one_hot)
+    tables.append((mv.means_[0].T, mv.weights_))
+    for table, weights in tables:
+        perm, _ = mvlib.match_columns(P_true, table)
+        assert np.abs(table[:, perm] - P_true).max() < 1e-10
+        assert np.abs(weights[perm] - w_true).max() < 1e-10
+
+
+def test_smoothing_bias_gaussian_closed_form_and_pole_exponent():
+    """For N(0, 1) the smoothed density is N(0, 1 + s²), whose L² distance to N(0, 1) has a
+    closed form; for Gamma(0.8), whose density has a pole x^(-0.2) at 0, the bias grows like
+    s^(1/2 - 0.2) = s^0.3, not like s²."""
+    x = np.linspace(-10, 10, 4001)
+    for s in (0.1, 0.3):
+        v1, v2 = 1.0, 1.0 + s * s
+        exact = np.sqrt(1 / (2 * np.sqrt(np.pi * v1)) + 1 / (2 * np.sqrt(np.pi * v2))
+                        - 2 / np.sqrt(2 * np.pi * (v1 + v2)))
+        assert abs(mk.smoothing_bias(stats.norm(0, 1), s, x) / exact - 1) < 1e-3
+    xg = np.linspace(-2, 8, 10001)           # a grid step well below the smallest s
+    s_grid = np.array([0.02, 0.05, 0.1, 0.2])
+    b = [mk.smoothing_bias(stats.gamma(0.8), s, xg) for s in s_grid]
+    slope = np.polyfit(np.log(s_grid), np.log(b), 1)[0]
+    assert 0.25 < slope < 0.4
+    with pytest.raises(ValueError, match="bandwidth"):
+        mk.smoothing_bias(stats.norm(), 0.0, x)

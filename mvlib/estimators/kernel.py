@@ -10,6 +10,7 @@ See :doc:`/chapters/07_kernel_embeddings`.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import scipy.linalg as sla
@@ -72,7 +73,12 @@ class KernelSpectral(_ProductMixture):
         runs Algorithm 1. ``False``: views with different conditional laws (and possibly
         different dimensions and bandwidths): one kernel basis per view, views 1 and 2
         symmetrised to view 3 (Appendix 9) in those coordinates by
-        :class:`mvlib.MultiViewMixture` (``method="tensor"``).
+        :class:`mvlib.MultiViewMixture` (``method="tensor"``). At some bandwidths the
+        symmetrised pairs matrix of the sample has fewer than k positive eigenvalues (it is
+        positive semi-definite only in the population), and the tensor route cannot whiten;
+        the fit then falls back to Algorithm B on the same kernel features
+        (``MultiViewMixture(method="observable")``, which needs no symmetrisation) with a
+        ``RuntimeWarning``, and ``method_used_`` says which route ran.
     n_restarts : int, default 20
         Random starts of the tensor power method per component.
 
@@ -90,6 +96,9 @@ class KernelSpectral(_ProductMixture):
         Basis sizes r_v.
     exact_ : bool
         Whether the exact path (full Cholesky) was used.
+    method_used_ : str
+        ``"algorithm1"`` (``symmetric=True``), ``"tensor"`` or ``"observable"`` (the fallback
+        of ``symmetric=False``, see above).
 
     Methods: ``fit(views)``; ``conditional_density(x, view=0)`` → (n_points, n_components);
     ``predict_proba(views)``, ``predict(views)`` (MAP component
@@ -184,6 +193,7 @@ class KernelSpectral(_ProductMixture):
             coef = sla.solve_triangular(L, out["embeddings"], lower=True, trans="T")
             coefs, centres, bandwidths = [coef] * 3, [C] * 3, [float(s)] * 3
             raw_weights = out["weights"]
+            method_used = "algorithm1"
         else:
             bandwidths = [np.nan if self.kernel == "delta" else (cv_bandwidth(X, rng) if b == "cv" else b)
                           for X, b in zip(Xs, bws)]
@@ -192,7 +202,15 @@ class KernelSpectral(_ProductMixture):
                     _check_bandwidth_fits(X, s, f"X{v}")
             bases = [self._basis(X, self._kernel_fn(s)) for X, s in zip(Xs, bandwidths)]
             Fs = [kernel_features(X, C, L, self._kernel_fn(s)) for X, (C, L, _), s in zip(Xs, bases, bandwidths)]
-            mv = MultiViewMixture(k, method="tensor", random_state=rng).fit(Fs)
+            try:
+                mv = MultiViewMixture(k, method="tensor", random_state=rng).fit(Fs)
+                method_used = "tensor"
+            except (RuntimeError, ValueError) as exc:   # symmetrised pairs matrix not PSD here
+                warnings.warn(f"the tensor route failed ({exc}); fell back to Algorithm B on the same "
+                              "kernel features (MultiViewMixture(method='observable'))",
+                              RuntimeWarning, stacklevel=2)
+                mv = MultiViewMixture(k, method="observable", random_state=rng).fit(Fs)
+                method_used = "observable"
             coefs = [sla.solve_triangular(L, M.T, lower=True, trans="T") for (C, L, _), M in zip(bases, mv.means_)]
             centres = [C for C, _, _ in bases]
             exact = all(e for _, _, e in bases)
@@ -203,6 +221,7 @@ class KernelSpectral(_ProductMixture):
         self.bandwidth_ = [float(b) for b in bandwidths]
         self.rank_ = [c.shape[0] for c in centres]
         self.exact_ = bool(exact)
+        self.method_used_ = method_used
         self.n_features_in_ = d
         return self
 
