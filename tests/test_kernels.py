@@ -387,3 +387,34 @@ def test_smoothing_bias_gaussian_closed_form_and_pole_exponent():
     assert 0.25 < slope < 0.4
     with pytest.raises(ValueError, match="bandwidth"):
         mk.smoothing_bias(stats.norm(), 0.0, x)
+
+
+def test_integral_queries_against_the_truth_and_exact_for_the_delta_kernel():
+    """E[f(X)|h] = <f, mu_h> and interval probabilities: exact on exact-moment discrete data;
+    close to the truth on a Gaussian mixture sample."""
+    from mvlib.models.cubature import categorical_exact_data
+
+    P = [["0.45", "0.20", "0.05"], ["0.30", "0.10", "0.05"], ["0.10", "0.40", "0.05"],
+         ["0.05", "0.20", "0.15"], ["0.05", "0.05", "0.30"], ["0.05", "0.05", "0.40"]]
+    one_hot, _ = categorical_exact_data(["1/4", "1/4", "1/2"], [P] * 3)
+    P_true = np.array(P, dtype=float)
+    est = mvlib.KernelSpectral(3, kernel="delta", random_state=0).fit([v.argmax(axis=1) for v in one_hot])
+    table = est.conditional_density(np.arange(6)[:, None])
+    perm = mvlib.match_columns(P_true, table)[0]
+    vals = np.arange(6.0)
+    assert np.abs(est.expectation(lambda x: x[:, 0] ** 2)[perm] - vals ** 2 @ P_true).max() < 1e-10
+    assert np.abs(est.interval_probability(1, 3)[perm] - P_true[1:4].sum(axis=0)).max() < 1e-10
+    # continuous: three Gaussians, means and interval probabilities
+    rng = np.random.default_rng(5)
+    m, mu, sd = 4000, np.array([-4.0, 0.0, 5.0]), np.array([1.0, 0.7, 0.8])
+    h = rng.choice(3, size=m, p=[0.2, 0.3, 0.5])
+    views = [mu[h] + sd[h] * rng.standard_normal(m) for _ in range(3)]
+    est = mvlib.KernelSpectral(3, random_state=0).fit(views)
+    perm = np.argsort(est.expectation(lambda x: x[:, 0]))
+    assert np.abs(est.expectation(lambda x: x[:, 0])[perm] - mu).max() < 0.1
+    p_true = stats.norm.cdf(1.0, mu, sd) - stats.norm.cdf(-1.0, mu, sd)
+    assert np.abs(est.interval_probability(-1.0, 1.0)[perm] - p_true).max() < 0.05
+    with pytest.raises(ValueError, match="lower <= upper"):
+        est.interval_probability(2.0, 1.0)
+    with pytest.raises(TypeError, match="callable"):
+        est.expectation(3.0)
