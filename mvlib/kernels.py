@@ -438,7 +438,8 @@ def weighted_density_error(p_true, p_hat, weights, dx=1.0, *, return_permutation
     return (err, perm) if return_permutation else err
 
 
-__all__ += ["kernel_cholesky", "kernel_basis", "kernel_features", "kernel_spectral_decomposition"]
+__all__ += ["kernel_cholesky", "kernel_basis", "kernel_features", "kernel_spectral_decomposition",
+            "kernel_spectral_streamed"]
 
 #: relative jitters (times the mean diagonal) tried in turn by :func:`kernel_cholesky`
 _JITTERS = (0.0, 1e-12, 1e-10, 1e-8, 1e-6)
@@ -587,9 +588,7 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
     Cost O(m r² + r³ + m k³ + restarts · k⁴), memory O(m r + r² + k³).
     """
     from ._validation import check_views
-    from .power import tensor_power_method
     from .tensors import symmetrize3
-    from .whitening import dewhiten, whitening_matrix
 
     F1, F2, F3 = check_views([F1, F2, F3], names=["F1", "F2", "F3"], allow_sparse=False)
     if not (F1.shape[1] == F2.shape[1] == F3.shape[1]):
@@ -599,15 +598,29 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
     k = check_positive_int(n_components, "n_components")
     if k > F1.shape[1]:
         raise ValueError(f"n_components={k} exceeds the dimension {F1.shape[1]} of the kernel features")
-    P = F1.T @ F2
+    W, sigma = _whiten_pairs(F1.T @ F2, m, k)
+    xi = [F @ W for F in (F1, F2, F3)]
+    T = symmetrize3(*xi) / 3.0
+    return _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations)
+
+
+def _whiten_pairs(P, m, k):
+    """Whitening W (r, k) and eigenvalues of C = (P + Pᵀ)/2m, P = F1ᵀF2 (step 2 of Algorithm 1)."""
+    from .whitening import whitening_matrix
+
     C = (P + P.T) / (2.0 * m)
     try:
-        W, sigma = whitening_matrix(C, k, return_eigenvalues=True)
+        return whitening_matrix(C, k, return_eigenvalues=True)
     except ValueError as exc:
         raise ValueError(f"n_components={k} exceeds the rank of the second-order embedding C_X1X2 "
                          f"(Condition 3.1; {exc})") from None
-    xi = [F @ W for F in (F1, F2, F3)]
-    T = symmetrize3(*xi) / 3.0
+
+
+def _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations):
+    """Tensor power method on the whitened T and un-whitening (steps 6–8 of Algorithm 1)."""
+    from .power import tensor_power_method
+    from .whitening import dewhiten
+
     cp = tensor_power_method(T, k, n_restarts=n_restarts, n_iterations=n_iterations,
                              random_state=random_state)
     lam, V = np.asarray(cp.weights, float), np.asarray(cp.factors[0], float)
@@ -619,6 +632,51 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
         )
     return {"weights": lam ** -2.0, "embeddings": dewhiten(W, V, lam), "eigenvalues": lam,
             "whitening": W, "sigma": sigma, "T": T}
+
+
+def kernel_spectral_streamed(views, centres, L, kernel, n_components, *, chunk=50_000,
+                             random_state=None, n_restarts=20, n_iterations=100):
+    r""":func:`kernel_spectral_decomposition` reading the samples in chunks, for large m.
+
+    See :doc:`/chapters/07_kernel_embeddings` (the low-rank path at scale). ``views``: three
+    arrays (m, d) of one conditional law; ``centres`` (r, d) and ``L`` (r, r) from
+    :func:`kernel_basis`; ``kernel`` the kernel callable. The features
+    :math:`F_v=K_{C,X_v}^\top L^{-\top}` are never formed. Two passes over the samples, ``chunk``
+    rows at a time:
+
+    1. :math:`Q=\sum_i K_{C,x_1^i}K_{C,x_2^i}^\top` (r×r), then
+       :math:`F_1^\top F_2=L^{-1}QL^{-\top}` and the whitening W of
+       :math:`C=\frac1{2m}(F_1^\top F_2+F_2^\top F_1)`;
+    2. with :math:`V=L^{-\top}W` (r×k), :math:`\xi_v=K_{C,X_v}^\top V` (k numbers per sample)
+       and the whitened triples :math:`\frac1{3m}\sum_i\otimes[\xi_1^i,\xi_2^i,\xi_3^i]`.
+
+    Same result as :func:`kernel_spectral_decomposition` on :func:`kernel_features` of the
+    views, up to rounding (the test suite checks it). Cost O(m r (d + r) + m r k + m k³), memory
+    O(chunk · r + r² + k³).
+    """
+    from ._validation import check_views
+    from .tensors import symmetrize3
+
+    X1, X2, X3 = check_views(list(views), n_views=3, names=["X1", "X2", "X3"], allow_sparse=False)
+    k = check_positive_int(n_components, "n_components")
+    chunk = check_positive_int(chunk, "chunk")
+    L = np.asarray(L, dtype=float)
+    r, m = L.shape[0], X1.shape[0]
+    if k > r:
+        raise ValueError(f"n_components={k} exceeds the dimension {r} of the kernel features")
+    Q = np.zeros((r, r))
+    for a in range(0, m, chunk):                               # pass 1
+        K1 = np.asarray(kernel(centres, X1[a:a + chunk]), float)
+        K2 = np.asarray(kernel(centres, X2[a:a + chunk]), float)
+        Q += K1 @ K2.T
+    P = sla.solve_triangular(L, sla.solve_triangular(L, Q, lower=True).T, lower=True).T
+    W, sigma = _whiten_pairs(P, m, k)
+    V = sla.solve_triangular(L, W, lower=True, trans="T")
+    T = np.zeros((k, k, k))
+    for a in range(0, m, chunk):                               # pass 2
+        xi = [np.asarray(kernel(centres, X[a:a + chunk]), float).T @ V for X in (X1, X2, X3)]
+        T += symmetrize3(*xi) * (xi[0].shape[0] / m)
+    return _spectral_tail(T / 3.0, W, sigma, k, random_state, n_restarts, n_iterations)
 
 
 __all__ += ["loo_kde_loglik", "cv_bandwidth", "cv_subsample_size"]

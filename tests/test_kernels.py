@@ -418,3 +418,31 @@ def test_integral_queries_against_the_truth_and_exact_for_the_delta_kernel():
         est.interval_probability(2.0, 1.0)
     with pytest.raises(TypeError, match="callable"):
         est.expectation(3.0)
+
+
+def test_streamed_decomposition_equals_the_in_memory_one():
+    """Two passes in chunks, features never formed: the same embeddings and weights as the
+    in-memory decomposition of the features, to rounding; and KernelSpectral switches to it
+    for large samples with the same densities."""
+    views, _, _ = _mixture_views(3000, 11)
+    views = [v[:, None] for v in views]
+    kern = functools.partial(mvlib.rbf_kernel, bandwidth=0.5)
+    C, L = mk.kernel_basis(np.concatenate(views[:2]), kern, rank=120)
+    F = [mk.kernel_features(X, C, L, kern) for X in views]
+    ref = mk.kernel_spectral_decomposition(*F, 3, random_state=0)
+    out = mk.kernel_spectral_streamed(views, C, L, kern, 3, chunk=700, random_state=0)
+    assert np.abs(out["T"] - ref["T"]).max() < 1e-12
+    assert np.abs(out["embeddings"] - ref["embeddings"]).max() < 1e-8
+    assert np.abs(out["weights"] - ref["weights"]).max() < 1e-8
+    import mvlib.estimators.kernel as ek
+    grid = np.linspace(-8, 9, 200)[:, None]
+    a = mvlib.KernelSpectral(3, bandwidth=0.5, rank=120, random_state=0).fit(views)
+    old = ek.FEATURE_BYTES, ek.STREAM_CHUNK
+    try:
+        ek.FEATURE_BYTES, ek.STREAM_CHUNK = 1, 700
+        b = mvlib.KernelSpectral(3, bandwidth=0.5, rank=120, random_state=0).fit(views)
+    finally:
+        ek.FEATURE_BYTES, ek.STREAM_CHUNK = old
+    assert np.abs(a.conditional_density(grid) - b.conditional_density(grid)).max() < 1e-8
+    with pytest.raises(ValueError, match="n_components"):
+        mk.kernel_spectral_streamed(views, C, L, kern, 500)

@@ -24,6 +24,7 @@ from ..kernels import (
     kernel_basis,
     kernel_features,
     kernel_spectral_decomposition,
+    kernel_spectral_streamed,
     rbf_kernel,
 )
 from ._base import _clip_weights, _ProductMixture
@@ -35,6 +36,12 @@ __all__ = ["KernelSpectral"]
 EXACT_MAX_POINTS = 1000
 #: default rank of the low-rank path (incomplete Cholesky pivots per basis)
 DEFAULT_RANK = 300
+#: the low-rank path searches its pivots among at most this many points (a random subset)
+BASIS_MAX_POINTS = 20_000
+#: with symmetric views, features larger than this (3 · m · r · 8 bytes) are streamed
+FEATURE_BYTES = 256 * 2**20
+#: rows per chunk of the streamed features
+STREAM_CHUNK = 50_000
 _KERNELS = ("rbf", "delta")
 
 
@@ -58,7 +65,13 @@ class KernelSpectral(_ProductMixture):
         ``None``: exact path (full Cholesky of the Gram matrix, Algorithm 1) when the basis
         has at most 1000 points (m ≤ 500 with ``symmetric=True``, m ≤ 1000 otherwise),
         otherwise the low-rank path with rank 300. An int: the low-rank path with at most
-        ``rank`` incomplete-Cholesky pivots (:func:`mvlib.kernels.kernel_basis`).
+        ``rank`` incomplete-Cholesky pivots (:func:`mvlib.kernels.kernel_basis`). The
+        low-rank path searches its pivots among at most 20,000 of the points (a random
+        subset when there are more), and with ``symmetric=True`` it streams the m × r
+        features in chunks of 50,000 rows when they would exceed 256 MiB, so that time is
+        O(m r) and memory O(r² + 50,000 r) whatever m is (tested to m = 10⁶ in
+        ``bench/bench_kernel.py``). With ``symmetric=False`` the features of each view are
+        held in memory (m × r each).
     random_state : None, int or numpy.random.Generator
         Power-method starts, bandwidth subsample.
     kernel : {"rbf", "delta"}, default "rbf"
@@ -162,13 +175,16 @@ class KernelSpectral(_ProductMixture):
             return delta_kernel
         return functools.partial(rbf_kernel, bandwidth=s)
 
-    def _basis(self, X, kern):
-        """(centres, L, exact) for the points X."""
+    def _basis(self, X, kern, rng):
+        """(centres, L, exact) for the points X; the low-rank pivots are searched among at most
+        BASIS_MAX_POINTS of them (drawn by ``rng``) so that large samples stay O(m r) in time."""
         if self.kernel == "delta":  # one pivot per distinct value: exact, O(n · n_values) memory
             n_values = np.unique(X, axis=0).shape[0]
             return (*kernel_basis(X, kern, rank=n_values, tol=0.0), True)
         exact = self.rank is None and X.shape[0] <= EXACT_MAX_POINTS
         rank = None if exact else (DEFAULT_RANK if self.rank is None else self.rank)
+        if not exact and X.shape[0] > BASIS_MAX_POINTS:
+            X = X[np.sort(rng.choice(X.shape[0], BASIS_MAX_POINTS, replace=False))]
         return (*kernel_basis(X, kern, rank=rank), exact)
 
     def fit(self, views, y=None):
@@ -187,9 +203,14 @@ class KernelSpectral(_ProductMixture):
             if self.kernel != "delta":
                 _check_bandwidth_fits(pooled, s, "X1, X2, X3")
             kern = self._kernel_fn(s)
-            C, L, exact = self._basis(np.concatenate(Xs[:2], axis=0), kern)
-            Fs = [kernel_features(X, C, L, kern) for X in Xs]
-            out = kernel_spectral_decomposition(*Fs, k, random_state=rng, n_restarts=self.n_restarts)
+            C, L, exact = self._basis(np.concatenate(Xs[:2], axis=0), kern, rng)
+            m, r = Xs[0].shape[0], C.shape[0]
+            if 3 * m * r * 8 <= FEATURE_BYTES:      # the m × r features of the three views fit
+                Fs = [kernel_features(X, C, L, kern) for X in Xs]
+                out = kernel_spectral_decomposition(*Fs, k, random_state=rng, n_restarts=self.n_restarts)
+            else:                                   # never form them: two passes in chunks
+                out = kernel_spectral_streamed(Xs, C, L, kern, k, chunk=STREAM_CHUNK, random_state=rng,
+                                               n_restarts=self.n_restarts)
             coef = sla.solve_triangular(L, out["embeddings"], lower=True, trans="T")
             coefs, centres, bandwidths = [coef] * 3, [C] * 3, [float(s)] * 3
             raw_weights = out["weights"]
@@ -200,7 +221,7 @@ class KernelSpectral(_ProductMixture):
             for v, (X, s) in enumerate(zip(Xs, bandwidths), start=1):
                 if self.kernel != "delta":
                     _check_bandwidth_fits(X, s, f"X{v}")
-            bases = [self._basis(X, self._kernel_fn(s)) for X, s in zip(Xs, bandwidths)]
+            bases = [self._basis(X, self._kernel_fn(s), rng) for X, s in zip(Xs, bandwidths)]
             Fs = [kernel_features(X, C, L, self._kernel_fn(s)) for X, (C, L, _), s in zip(Xs, bases, bandwidths)]
             try:
                 mv = MultiViewMixture(k, method="tensor", random_state=rng).fit(Fs)
