@@ -27,6 +27,8 @@ Parts
     ``mvlib.kernels.cv_subsample_size(m)`` points, rescaled to m; exact path up to
     m = 1000 per view and rank 300 above),
     ``em_gmm`` (GaussianMixture, full covariance, n_init=10, on the 3-vector),
+    ``em_gmm_diag`` (the same with diagonal covariances: the parametric model that encodes
+    the views' conditional independence),
     ``spectral_gmm`` (mvlib.SpectralGMM on the 3-vector: needs d = 3 > k, so k = 2
     only), ``npem`` (mvlib.NonparametricEM with the kernel method's bandwidths, m ≤ 1000
     because it costs O(m²) per iteration), ``histogram`` (mvlib.HistogramSpectral).
@@ -149,7 +151,8 @@ def gmm_marginals(gm, grid_list):
     """Component densities of each coordinate of a fitted GaussianMixture, per view (G, k)."""
     out = []
     for v, g in enumerate(grid_list):
-        sd = np.sqrt(gm.covariances_[:, v, v]) if gm.covariances_.ndim == 3 else np.sqrt(gm.covariances_)
+        cov = gm.covariances_        # full (k, d, d), diag (k, d) or spherical (k,)
+        sd = np.sqrt(cov[:, v, v] if cov.ndim == 3 else cov[:, v] if cov.ndim == 2 else cov)
         out.append(stats.norm.pdf(g[:, None], gm.means_[None, :, v], sd[None, :]))
     return out
 
@@ -163,8 +166,9 @@ def run_method(name, views, k, seed, grid_list, kernel_model=None):
     """Component densities on the grids (list of (G, k)), or None when the method does not apply."""
     if name == "kernel":
         return [kernel_model.conditional_density(g[:, None], view=v) for v, g in enumerate(grid_list)]
-    if name == "em_gmm":
-        gm = GaussianMixture(k, covariance_type="full", n_init=10, random_state=seed).fit(np.hstack(views))
+    if name in ("em_gmm", "em_gmm_diag"):
+        cov = "full" if name == "em_gmm" else "diag"
+        gm = GaussianMixture(k, covariance_type=cov, n_init=10, random_state=seed).fit(np.hstack(views))
         return gmm_marginals(gm, grid_list)
     if name == "spectral_gmm":
         if k >= 3:
@@ -185,7 +189,7 @@ def run_method(name, views, k, seed, grid_list, kernel_model=None):
     raise ValueError(name)
 
 
-METHODS = ["kernel", "em_gmm", "spectral_gmm", "npem", "histogram"]
+METHODS = ["kernel", "em_gmm", "em_gmm_diag", "spectral_gmm", "npem", "histogram"]
 
 
 def evaluate(views, k, seed, dists, w, methods=METHODS, symmetric=False):
@@ -258,7 +262,9 @@ def part_synthetic(m_grid, k_grid, reps, methods=METHODS, previous=None, process
                       {"errors": {}, "errors_l2": {}, "seconds": {}})
         for key in ("errors", "errors_l2", "seconds"):
             row.setdefault(key, {}).update(new[key])
-        row.update({key: new[key] for key in ("setting", "k", "m", "rep", "kernel_route", "kernel_bandwidth")})
+        row.update({key: new[key] for key in ("setting", "k", "m", "rep")})
+        if "kernel" in methods:
+            row.update({key: new[key] for key in ("kernel_route", "kernel_bandwidth")})
         rows.append(row)
     for setting in ("gauss", "gamma"):
         for k in k_grid:
