@@ -37,7 +37,7 @@ import numpy as np
 from ._validation import check_array, check_positive_int, check_random_state, scale_exponent, scaled, unscale
 from .tree import _check_tensor, _truncate
 
-__all__ = ["LatentTree", "LatentTreeModel", "TreeTensorNetwork", "binary_tree",
+__all__ = ["LatentTree", "LatentTreeModel", "TreeTensorNetwork", "binary_tree", "random_tree",
            "random_latent_tree_model", "tree_decomposition", "edge_errors", "edge_ranks",
            "chain_ranks"]
 
@@ -142,6 +142,32 @@ class LatentTree:
         """For every edge, the fewest states among its hidden end points: the bound on the
         rank of its reshaping (both sides are independent given either end point)."""
         return [min(self.states[u] for u in (v, p) if u in self.states) for v, p in self.edges]
+
+
+def random_tree(n_leaves: int, max_states: int = 3, random_state=None) -> LatentTree:
+    """A latent tree of random shape: random groups of 2–3 current roots are merged under a
+    new hidden node until one root is left; each hidden node gets 1..max_states states.
+
+    See :doc:`/chapters/08_latent_trees` (Theorem 1 along the edges of random trees). Leaves
+    are nodes 0..n_leaves−1. Cost O(n_leaves²).
+    """
+    n_leaves = check_positive_int(n_leaves, "n_leaves")
+    max_states = check_positive_int(max_states, "max_states")
+    if n_leaves < 2:
+        raise ValueError(f"n_leaves must be at least 2, got {n_leaves}")
+    rng = check_random_state(random_state)
+    parent = [-1] * n_leaves
+    tops = list(range(n_leaves))
+    while len(tops) > 1:
+        m = min(len(tops), int(rng.integers(2, 4)))
+        pick = sorted(rng.choice(len(tops), size=m, replace=False).tolist(), reverse=True)
+        parent.append(-1)
+        new = len(parent) - 1
+        for i in pick:
+            parent[tops.pop(i)] = new
+        tops.append(new)
+    n_hidden = len(parent) - n_leaves
+    return LatentTree(parent, [int(k) for k in rng.integers(1, max_states + 1, size=n_hidden)])
 
 
 def binary_tree(n_leaves: int, n_states=2) -> LatentTree:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from mvlib.latent_tree import (LatentTree, LatentTreeModel, binary_tree, chain_ranks, edge_errors,
+from mvlib.latent_tree import (LatentTree, LatentTreeModel, binary_tree, chain_ranks, edge_errors, random_tree,
                                edge_ranks, random_latent_tree_model, tree_decomposition)
 from mvlib.tree import reshaping_errors
 
@@ -15,19 +15,7 @@ def one_blas_thread():
 
 
 def _random_tree(rng, n_leaves, max_states=3):
-    """Merge random groups of 2-3 current roots under a new hidden node until one is left."""
-    parent = [-1] * n_leaves
-    tops = list(range(n_leaves))
-    while len(tops) > 1:
-        m = min(len(tops), int(rng.integers(2, 4)))
-        pick = sorted(rng.choice(len(tops), size=m, replace=False).tolist(), reverse=True)
-        parent.append(-1)
-        new = len(parent) - 1
-        for i in pick:
-            parent[tops.pop(i)] = new
-        tops.append(new)
-    n_hidden = len(parent) - n_leaves
-    return LatentTree(parent, [int(k) for k in rng.integers(1, max_states + 1, size=n_hidden)])
+    return random_tree(n_leaves, max_states, random_state=rng)
 
 
 def _caterpillar(d, k=2):
@@ -253,3 +241,12 @@ def test_bad_models():
         random_latent_tree_model(deep, 2, random_state="x")
     with pytest.raises(ValueError, match="n_samples=0"):
         random_latent_tree_model(deep, 2, random_state=0).sample(0)
+
+
+def test_random_tree_shapes_and_bad_input():
+    t = random_tree(6, 3, random_state=0)
+    assert t.n_leaves == 6 and all(1 <= k <= 3 for k in t.states.values())
+    assert all(2 <= len(t.children[h]) <= 3 for h in t.hidden)
+    assert random_tree(6, 3, random_state=0).parent == t.parent
+    with pytest.raises(ValueError, match="n_leaves"):
+        random_tree(1)
