@@ -248,16 +248,11 @@ def old_route_move(X, lengths, k, random_state=0, d=N_SYMBOLS_REUTERS):
     x, lengths, d = check_symbol_sequences(X, lengths, d, min_length=3)
     (X1, X2, X3), _ = window_views(x[:, None], lengths, d)
     P12, P13, P23 = pairs(X1, X2), pairs(X1, X3), pairs(X2, X3)
-    out = _quiet(lambda: _recover(P12, P13, P23,
-                                  lambda U1, U2, U3: whitened_triples(X1, X2, X3, U1, U2, U3),
-                                  k, check_random_state(random_state), 0.02, 20))
-    if len(out) == 4:                            # (O, U3, A3, n_retries)
-        O, U3, A3 = out[:3]
-    else:                                        # (O, M3, n_retries), M3 = U3 A3
-        O, M3 = out[:2]
-        U3 = view_bases(P12, P13, k)[2]
-        A3 = U3.T @ M3
-    T = np.linalg.solve(U3.T @ O, A3)
+    O, M3, _ = _quiet(lambda: _recover(P12, P13, P23,
+                                       lambda U1, U2, U3: whitened_triples(X1, X2, X3, U1, U2, U3),
+                                       k, check_random_state(random_state), 0.02, 20))
+    U3 = view_bases(P12, P13, k)[2]                 # M3 = U3 A3 in Algorithm B's coordinates
+    T = np.linalg.solve(U3.T @ O, U3.T @ M3)
     sums = T.sum(axis=0)
     T = T / sums
     moved = float(np.max(np.abs(project_simplex(T, axis=0) - T).sum(axis=0)))

@@ -305,7 +305,7 @@ class KernelSpectral(_ProductMixture):
             raise ValueError(f"interval_probability needs a one-dimensional view; view {view} has "
                              f"{self.n_features_in_[v]} columns")
         lo, hi = float(lower), float(upper)
-        if not (np.isfinite(lo) or lo == -np.inf) or np.isnan(hi) or not lo <= hi:
+        if np.isnan(lo) or np.isnan(hi) or not lo <= hi:
             raise ValueError(f"need lower <= upper, got lower={lower!r}, upper={upper!r}")
         c = self.centres_[v][:, 0]
         if self.kernel == "delta":
