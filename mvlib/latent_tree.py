@@ -38,7 +38,7 @@ from ._validation import check_array, check_positive_int, check_random_state, sc
 from .tree import _check_tensor, _truncate
 
 __all__ = ["LatentTree", "LatentTreeModel", "TreeTensorNetwork", "binary_tree", "random_tree",
-           "random_latent_tree_model", "tree_decomposition", "edge_errors", "edge_ranks",
+           "random_latent_tree_model", "symmetric_tree_model", "tree_decomposition", "edge_errors", "edge_ranks",
            "chain_ranks"]
 
 
@@ -322,6 +322,29 @@ def random_latent_tree_model(tree, n_symbols, *, concentration: float = 1.0, ran
     return LatentTreeModel(tree, prior, conds)
 
 
+def symmetric_tree_model(tree, keep: float) -> LatentTreeModel:
+    """A :class:`LatentTreeModel` in which every hidden edge keeps the parent's state with
+    probability ``keep`` (the other states share the rest equally), the root is uniform and
+    every leaf copies its parent's state (alphabet = the parent's states).
+
+    Adding noise to the leaf symbols (e.g. ``3 * model.sample(n) + 0.5 * z``) gives a latent
+    tree with Gaussian leaves, as in :doc:`/chapters/08_latent_trees`. All hidden nodes must
+    have the same number of states k ≥ 2; ``keep`` in (0, 1].
+    """
+    if not isinstance(tree, LatentTree):
+        raise TypeError(f"tree must be a LatentTree, got {type(tree).__name__}")
+    ks = set(tree.states.values())
+    if len(ks) != 1 or min(ks) < 2:
+        raise ValueError(f"every hidden node must have the same number of states >= 2, got {sorted(ks)}")
+    k = ks.pop()
+    if isinstance(keep, bool) or not isinstance(keep, numbers.Real) or not 0 < keep <= 1:
+        raise ValueError(f"keep must be a probability in (0, 1], got {keep!r}")
+    flip = np.full((k, k), (1.0 - keep) / (k - 1))
+    np.fill_diagonal(flip, keep)
+    conds = [np.eye(k) if v in tree.leaves else flip for v, _ in tree.edges]
+    return LatentTreeModel(tree, np.full(k, 1.0 / k), conds)
+
+
 # ---------------------------------------------------------------------- decomposition
 class TreeTensorNetwork:
     r"""A tensor network with the shape of a latent tree (the output of :func:`tree_decomposition`).
@@ -329,7 +352,9 @@ class TreeTensorNetwork:
     ``cores[v]`` for every node v (children of v in increasing order):
 
     * a leaf: matrix (n_v, r_v) with orthonormal columns (the basis :math:`\mathcal U` of
-      its edge);
+      its edge; not orthonormal when the network comes from
+      :meth:`mvlib.LatentTreeEmbedding.to_network`, whose leaf cores are the reduced
+      coordinates at grid points);
     * a hidden non-root node: (r_{c_1}, ..., r_{c_m}, r_v), orthonormal as a
       (∏ r_c) × r_v matrix (the transfer tensor of a hierarchical Tucker format);
     * the root: (r_{c_1}, ..., r_{c_m}).

@@ -1,10 +1,14 @@
 """Decomposition of a joint table along the edges of a general latent tree (mvlib.latent_tree)."""
+import itertools
+
 import numpy as np
 import pytest
+import tensorly as tl
 from threadpoolctl import threadpool_limits
 
 from mvlib.latent_tree import (LatentTree, LatentTreeModel, binary_tree, chain_ranks, edge_errors, random_tree,
                                edge_ranks, random_latent_tree_model, tree_decomposition)
+from mvlib import IllConditionedWarning, LatentTreeEmbedding
 from mvlib.tree import reshaping_errors
 
 
@@ -250,3 +254,97 @@ def test_random_tree_shapes_and_bad_input():
     assert random_tree(6, 3, random_state=0).parent == t.parent
     with pytest.raises(ValueError, match="n_leaves"):
         random_tree(1)
+
+
+# ------------------------------------------------- Algorithm 3 along a tree (the estimator)
+def _population(tree, n_symbols, seed):
+    """Every cell of the generating model's joint table as a row, its probability as weight."""
+    model = random_latent_tree_model(tree, n_symbols, random_state=seed)
+    P = model.joint_table()
+    X = np.array(list(itertools.product(*[range(m) for m in P.shape])), dtype=float)
+    return P, X, P[tuple(X.astype(int).T)]
+
+
+def test_kernel_tree_decomposes_a_branching_tree_exactly_from_its_population():
+    # 8-leaf binary tree, 2-state hidden nodes: the edge ranks are 2, some prefix ranks 4
+    tree = binary_tree(8, 2)
+    P, X, w = _population(tree, 2, 0)
+    assert max(chain_ranks(P)) == 4
+    est = LatentTreeEmbedding(None, kernel="delta", tree=tree).fit(X, sample_weight=w)
+    assert est.ranks_ == [2] * len(tree.edges)
+    # against the brute-force population table (no factorisation involved)
+    assert np.max(np.abs(est.to_network([np.arange(2)] * 8).contract() - P)) <= 1e-8
+    assert np.max(np.abs(est.density(X) - w)) <= 1e-8
+    lo, hi = np.full((1, 8), -np.inf), np.full((1, 8), np.inf)
+    assert abs(est.box_probability(lo, hi)[0] - 1.0) <= 1e-8
+    # the chain at the same rank 2 cannot represent it
+    chain = LatentTreeEmbedding(2, kernel="delta").fit(X, sample_weight=w)
+    assert np.max(np.abs(tl.tt_to_tensor(chain.to_tt([np.arange(2)] * 8)) - P)) > 1e-5
+
+
+@pytest.mark.parametrize("ranks", [None, 2, [1, 2, 3, 2, 3, 1, 2, 3, 2]])
+def test_kernel_tree_equals_explicit_tree_decomposition_on_a_sample(ranks):
+    tree = LatentTree([6, 6, 7, 7, 8, 8, 9, 9, 9, -1], [3, 3, 3, 2])
+    X = random_latent_tree_model(tree, 3, random_state=1).sample(500, random_state=2)
+    P = np.zeros((3,) * 6)
+    np.add.at(P, tuple(X.T), 1.0 / 500)
+    est = LatentTreeEmbedding(ranks, kernel="delta", tree=tree).fit(X.astype(float))
+    explicit = tree_decomposition(P, tree, ranks).contract()
+    assert np.max(np.abs(est.to_network([np.arange(3)] * 6).contract() - explicit)) < 1e-8
+
+
+def test_kernel_tree_rbf_full_rank_is_the_product_kde():
+    tree = LatentTree([4, 4, 5, 5, 6, 6, -1], 2)      # 4 leaves, hidden 4, 5 under root 6
+    rng = np.random.default_rng(6)
+    n, s = 30, 0.5
+    X = rng.standard_normal((n, 4))
+    with pytest.warns(IllConditionedWarning, match="numerical rank"):
+        est = LatentTreeEmbedding(n, bandwidth=s, tree=tree).fit(X)
+    Xq = rng.standard_normal((5, 4))
+    diff = Xq[:, None, :] - X[None]
+    kde = np.mean(np.prod(np.exp(-diff ** 2 / (2 * s * s)) / (np.sqrt(2 * np.pi) * s), -1), 1)
+    np.testing.assert_allclose(est.density(Xq), kde, rtol=1e-6)
+    lo, hi = np.full((1, 4), -np.inf), np.full((1, 4), np.inf)
+    assert abs(est.box_probability(lo, hi)[0] - 1.0) < 1e-6
+
+
+def test_kernel_tree_rbf_low_rank_on_gaussian_leaves():
+    # a branching tree with Gaussian leaves: at the true edge ranks the RBF tree embedding
+    # integrates to about 1, and its density on a grid equals to_network's contraction
+    tree = binary_tree(4, 2)
+    model = random_latent_tree_model(tree, 2, concentration=0.5, random_state=3)
+    rng = np.random.default_rng(4)
+    X = 3.0 * model.sample(400, random_state=5) + 0.4 * rng.standard_normal((400, 4))
+    est = LatentTreeEmbedding(None, bandwidth=0.4, tree=tree).fit(X)
+    lo, hi = np.full((1, 4), -np.inf), np.full((1, 4), np.inf)
+    assert abs(est.box_probability(lo, hi)[0] - 1.0) < 0.05
+    grid = [np.linspace(-1, 4, 6)] * 4
+    pts = np.stack(np.meshgrid(*grid, indexing="ij"), -1).reshape(-1, 4)
+    np.testing.assert_allclose(est.to_network(grid).contract().ravel(), est.density(pts),
+                               rtol=1e-10, atol=1e-14)
+
+
+def test_sample_weights_equal_repeated_rows_and_are_checked():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 3, size=(40, 4)).astype(float)
+    rep = np.repeat(X, 2, axis=0)
+    w = np.ones(80)
+    a = LatentTreeEmbedding(2, kernel="delta").fit(rep)
+    b = LatentTreeEmbedding(2, kernel="delta").fit(X, sample_weight=np.full(40, 2.0))
+    np.testing.assert_allclose(a.density(X), b.density(X), atol=1e-10)
+    with pytest.raises(ValueError, match="sample_weight has 3 entries"):
+        LatentTreeEmbedding(2, kernel="delta").fit(X, sample_weight=w[:3])
+    with pytest.raises(ValueError, match="non-negative"):
+        LatentTreeEmbedding(2, kernel="delta").fit(X, sample_weight=-w[:40])
+    with pytest.raises(ValueError, match="tree has 8 leaves but X holds 4 variables"):
+        LatentTreeEmbedding(None, kernel="delta", tree=binary_tree(8)).fit(X)
+    with pytest.raises(TypeError, match="tree must be"):
+        LatentTreeEmbedding(2, kernel="delta", tree=[3, 3, -1]).fit(X)
+    with pytest.raises(ValueError, match="ranks=None needs a tree"):
+        LatentTreeEmbedding(None, kernel="delta").fit(X)
+    chain = LatentTreeEmbedding(2, kernel="delta").fit(X)
+    with pytest.raises(ValueError, match="use to_tt"):
+        chain.to_network([np.arange(3)] * 4)
+    tree = LatentTreeEmbedding(2, kernel="delta", tree=binary_tree(4)).fit(X)
+    with pytest.raises(ValueError, match="use to_network"):
+        tree.to_tt([np.arange(3)] * 4)

@@ -176,6 +176,15 @@ EQUIVALENT_TESTS = {
     # mvlib computes with NumPy only (tags.array_api_support is False); scikit-learn runs this
     # check only with SCIPY_ARRAY_API=1, and on NumPy input there is nothing to dispatch
     "check_array_api_input": None,
+    # sample_weight: only LatentTreeEmbedding.fit takes it, and it passes these checks under
+    # parametrize_with_checks; estimators of views or tensors have no sample_weight to check
+    "check_all_zero_sample_weights_error": None,
+    "check_sample_weight_equivalence_on_dense_data": None,
+    "check_sample_weights_list": None,
+    "check_sample_weights_not_an_array": None,
+    "check_sample_weights_not_overwritten": None,
+    "check_sample_weights_pandas_series": None,
+    "check_sample_weights_shape": None,
 }
 
 
