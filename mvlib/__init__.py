@@ -46,7 +46,7 @@ __all__ = [
 from . import estimators, observable
 from .estimators import MultiViewMixture, SpectralGMM, SpectralTopicModel
 from .jennrich import jennrich
-from .moments import count_pairs, count_triples_slice, count_whitened_triples
+from .moments import CountPairsOperator, count_pairs, count_triples_slice, count_whitened_triples
 from .observable import algorithm_a, algorithm_b, observable_operator
 from .whitening import symmetrize_views
 
@@ -56,6 +56,7 @@ __all__ += [
     "SpectralTopicModel",
     "algorithm_a",
     "algorithm_b",
+    "CountPairsOperator",
     "count_pairs",
     "count_triples_slice",
     "count_whitened_triples",
@@ -120,3 +121,13 @@ __all__ += [
     "rbf_kernel",
     "weighted_density_error",
 ]
+
+from . import lda_moments
+from .estimators import SpectralLDA
+
+__all__ += ["SpectralLDA"]
+
+from . import ica
+from .estimators import TensorICA
+
+__all__ += ["TensorICA"]

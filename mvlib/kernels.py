@@ -547,7 +547,7 @@ def kernel_features(x, centres, L, kernel, *, chunk=4096):
 
 
 def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None, n_restarts=20,
-                                  n_iterations=100):
+                                  n_iterations=100, alpha0=None):
     r"""Steps 2–8 of the kernel spectral algorithm on feature coordinates (views with one conditional law).
 
     See :doc:`/chapters/07_kernel_embeddings` (Song et al. 2014, §5.2, Algorithm 1).
@@ -573,19 +573,31 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
     of :math:`A=\beta\hat S^{1/2}\hat M\operatorname{diag}(\hat\lambda)`),
     :math:`\hat\pi_h=\hat\lambda_h^{-2}`.
 
+    With ``alpha0`` (a Dirichlet prior on the proportions of each row's components) the
+    three rows are exchangeable observations of one group and the moments are the
+    α₀-corrected ones of :func:`kernel_dirichlet_moments` (all three pairs and all six
+    orders of the triples); ``weights`` are then the Dirichlet parameters
+    :math:`\hat\alpha_h=4\alpha_0(\alpha_0+1)/((\alpha_0+2)^2\hat\lambda_h^2)` and the
+    embeddings carry the extra factor :math:`(\alpha_0+2)/2`.
+
     Parameters
     ----------
     F1, F2, F3 : arrays (m, r), coordinates of the three views in one basis
     n_components : int k ≤ r
     random_state : None, int or Generator (power-method starts)
     n_restarts, n_iterations : int, passed to :func:`mvlib.tensor_power_method`
+    alpha0 : None or float > 0
+        ``None``: one component per row (Algorithm 1). A float: the concentration
+        :math:`\alpha_0=\sum_h\alpha_h` of a Dirichlet prior (see above).
 
     Returns
     -------
-    dict with ``weights`` (k,) (raw :math:`\hat\lambda^{-2}`, not normalised), ``embeddings``
+    dict with ``weights`` (k,) (raw :math:`\hat\lambda^{-2}`, not normalised; with ``alpha0``
+    the raw :math:`\hat\alpha`), ``embeddings``
     (r, k) coordinates of :math:`\hat\mu_{X|h}`, ``eigenvalues`` :math:`\hat\lambda` (k,),
     ``whitening`` W (r, k), ``sigma`` (k,) and the tensor ``T`` (k, k, k).
-    Cost O(m r² + r³ + m k³ + restarts · k⁴), memory O(m r + r² + k³).
+    Cost O(m r² + r³ + m k³ + restarts · k⁴), memory O(m r + r² + k³); with ``alpha0`` the
+    pairs and triples cost three and two times as much.
     """
     from ._validation import check_views
     from .tensors import symmetrize3
@@ -598,10 +610,102 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
     k = check_positive_int(n_components, "n_components")
     if k > F1.shape[1]:
         raise ValueError(f"n_components={k} exceeds the dimension {F1.shape[1]} of the kernel features")
+    if alpha0 is not None:
+        a = _check_alpha0(alpha0)
+        P = F1.T @ F2 + F1.T @ F3 + F2.T @ F3
+        total = F1.sum(axis=0) + F2.sum(axis=0) + F3.sum(axis=0)
+        W, sigma, pairs_w, u = _whiten_dirichlet(P, total, m, k, a)
+        xi = [F @ W for F in (F1, F2, F3)]
+        T = _dirichlet_tensor(_full_symmetric_triples(xi), pairs_w, u, a)
+        return _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations, alpha0=a)
     W, sigma = _whiten_pairs(F1.T @ F2, m, k)
     xi = [F @ W for F in (F1, F2, F3)]
     T = symmetrize3(*xi) / 3.0
     return _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations)
+
+
+def _check_alpha0(alpha0):
+    """None (no prior) or the positive, finite Dirichlet concentration α₀."""
+    if alpha0 is None:
+        return None
+    return check_positive_float(alpha0, "alpha0")
+
+
+__all__ += ["kernel_dirichlet_moments"]
+
+
+def kernel_dirichlet_moments(F1, F2, F3, alpha0):
+    r"""The α₀-corrected second and third order embeddings in feature coordinates.
+
+    See :doc:`/chapters/07_kernel_embeddings`. Rows of :math:`F_v` (m, r) are the coordinates
+    of :math:`\phi(x_v)` for three exchangeable observations :math:`x_1,x_2,x_3` of one group
+    whose component proportions are :math:`\theta\sim\mathrm{Dir}(\alpha)`,
+    :math:`\alpha_0=\sum_h\alpha_h` (each observation draws :math:`h\sim\theta`, then
+    :math:`x\sim P(x|h)`). With :math:`\mu_h=E[\phi(x)|h]`, :math:`m_1=E[\phi(x_1)]`
+    (estimated by the mean of the features of all three views), :math:`E_2` the average of
+    :math:`\phi(x_a)\otimes\phi(x_b)` over the six ordered pairs of distinct observations and
+    :math:`E_3` the average of :math:`\phi(x_a)\otimes\phi(x_b)\otimes\phi(x_c)` over the six
+    orders of the three (Song et al. 2014, §7; Anandkumar et al. 2012, Theorem 3.5):
+
+    .. math::
+
+       \mathcal M_2 &= E_2-\tfrac{\alpha_0}{\alpha_0+1}m_1\otimes m_1
+          = \sum_h \frac{\alpha_h}{\alpha_0(\alpha_0+1)}\mu_h^{\otimes2},\\
+       \mathcal M_3 &= E_3-\tfrac{\alpha_0}{\alpha_0+2}\bigl(E_2\otimes m_1+
+          (\text{its two other placements of } m_1)\bigr)
+          +\tfrac{2\alpha_0^2}{(\alpha_0+1)(\alpha_0+2)}m_1^{\otimes3}
+          = \sum_h \frac{2\alpha_h}{\alpha_0(\alpha_0+1)(\alpha_0+2)}\mu_h^{\otimes3}.
+
+    With the delta kernel (one-hot features) these are the LDA moments of
+    :mod:`mvlib.lda_moments` on documents of three words. Returns ``(M2, M3)``, (r, r) and
+    (r, r, r) arrays — for small r only (checks and teaching; the estimator whitens first and
+    never forms the r×r×r array). Cost O(m r³), memory O(r³).
+    """
+    from ._validation import check_views
+
+    F1, F2, F3 = check_views([F1, F2, F3], names=["F1", "F2", "F3"], allow_sparse=False)
+    if not (F1.shape[1] == F2.shape[1] == F3.shape[1]):
+        raise ValueError(f"F1, F2, F3 must share their columns (one basis), got {F1.shape[1]}, "
+                         f"{F2.shape[1]}, {F3.shape[1]}")
+    a = check_positive_float(alpha0, "alpha0")
+    m = F1.shape[0]
+    P = F1.T @ F2 + F1.T @ F3 + F2.T @ F3
+    E2 = (P + P.T) / (6.0 * m)
+    m1 = (F1.sum(axis=0) + F2.sum(axis=0) + F3.sum(axis=0)) / (3.0 * m)
+    M2 = E2 - a / (a + 1.0) * np.outer(m1, m1)
+    return M2, _dirichlet_tensor(_full_symmetric_triples([F1, F2, F3]), E2, m1, a)
+
+
+def _full_symmetric_triples(xi):
+    """Average over samples and over the six orders of ξ1 ⊗ ξ2 ⊗ ξ3, (k, k, k)."""
+    from .tensors import symmetrize3
+
+    return (symmetrize3(*xi) + symmetrize3(xi[0], xi[2], xi[1])) / 6.0
+
+
+def _whiten_dirichlet(P, total, m, k, alpha0):
+    """Whitening of M2 = E2 − α0/(α0+1) m1 m1ᵀ from P = Σ of the three cross products F_aᵀF_b
+    (a < b) and total = Σ of the features of the three views; returns W, σ, WᵀE2W and Wᵀm1."""
+    from .whitening import whitening_matrix
+
+    E2 = (P + P.T) / (6.0 * m)
+    m1 = total / (3.0 * m)
+    M2 = E2 - alpha0 / (alpha0 + 1.0) * np.outer(m1, m1)
+    try:
+        W, sigma = whitening_matrix(M2, k, return_eigenvalues=True)
+    except ValueError as exc:
+        raise ValueError(f"n_components={k} exceeds the rank of the alpha0-corrected second-order "
+                         f"embedding M2 (Condition 3.1; {exc})") from None
+    return W, sigma, W.T @ E2 @ W, W.T @ m1
+
+
+def _dirichlet_tensor(E3, E2, u, alpha0):
+    """M3 = E3 − α0/(α0+2) (E2⊗u + two other placements) + 2α0²/((α0+1)(α0+2)) u⊗u⊗u (any coordinates)."""
+    Pu = E2[:, :, None] * u[None, None, :]
+    corr = Pu + np.transpose(Pu, (0, 2, 1)) + np.transpose(Pu, (2, 0, 1))
+    uuu = u[:, None, None] * u[None, :, None] * u[None, None, :]
+    a = float(alpha0)   # 2a²/((a+1)(a+2)) as a product of ratios: no overflow at any a
+    return E3 - a / (a + 2.0) * corr + 2.0 * (a / (a + 1.0)) * (a / (a + 2.0)) * uuu
 
 
 def _whiten_pairs(P, m, k):
@@ -616,8 +720,13 @@ def _whiten_pairs(P, m, k):
                          f"(Condition 3.1; {exc})") from None
 
 
-def _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations):
-    """Tensor power method on the whitened T and un-whitening (steps 6–8 of Algorithm 1)."""
+def _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations, alpha0=None):
+    """Tensor power method on the whitened T and un-whitening (steps 6–8 of Algorithm 1).
+
+    With ``alpha0``: M2 = Σ c α_h μ_h μ_hᵀ, M3 = Σ c' α_h μ_h^⊗3 give whitened vectors
+    v_h = √(c α_h) Wᵀμ_h and eigenvalues λ_h = c' α_h / (c α_h)^{3/2}, hence
+    α_h = c'² / (c³ λ_h²) = 4α0(α0+1)/((α0+2)² λ_h²) and
+    μ_h = (Wᵀ)⁺ v_h / √(c α_h) = (Wᵀ)⁺ v_h λ_h c/c' = (Wᵀ)⁺ v_h λ_h (α0+2)/2."""
     from .power import tensor_power_method
     from .whitening import dewhiten
 
@@ -628,14 +737,20 @@ def _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations):
         raise RuntimeError(
             "the tensor power method found a non-positive eigenvalue: the whitened third-order "
             "embedding is not close to orthogonally decomposable (too few samples, a bandwidth "
-            "far from the data scale, or n_components too large)"
+            "far from the data scale, or n_components too large"
+            + (", or alpha0 far from the concentration of the groups)" if alpha0 is not None else ")")
         )
+    if alpha0 is not None:
+        a = float(alpha0)
+        return {"weights": 4.0 * (a / (a + 2.0)) * ((a + 1.0) / (a + 2.0)) / lam ** 2,
+                "embeddings": dewhiten(W, V, lam) * ((a + 2.0) / 2.0), "eigenvalues": lam,
+                "whitening": W, "sigma": sigma, "T": T}
     return {"weights": lam ** -2.0, "embeddings": dewhiten(W, V, lam), "eigenvalues": lam,
             "whitening": W, "sigma": sigma, "T": T}
 
 
 def kernel_spectral_streamed(views, centres, L, kernel, n_components, *, chunk=50_000,
-                             random_state=None, n_restarts=20, n_iterations=100):
+                             random_state=None, n_restarts=20, n_iterations=100, alpha0=None):
     r""":func:`kernel_spectral_decomposition` reading the samples in chunks, for large m.
 
     See :doc:`/chapters/07_kernel_embeddings` (the low-rank path at scale). ``views``: three
@@ -649,6 +764,10 @@ def kernel_spectral_streamed(views, centres, L, kernel, n_components, *, chunk=5
        :math:`C=\frac1{2m}(F_1^\top F_2+F_2^\top F_1)`;
     2. with :math:`V=L^{-\top}W` (r×k), :math:`\xi_v=K_{C,X_v}^\top V` (k numbers per sample)
        and the whitened triples :math:`\frac1{3m}\sum_i\otimes[\xi_1^i,\xi_2^i,\xi_3^i]`.
+
+    With ``alpha0`` (Dirichlet prior, see :func:`kernel_dirichlet_moments`) pass 1 also sums
+    the three cross products and the kernel columns (for :math:`m_1`), pass 2 all six orders
+    of the triples.
 
     Same result as :func:`kernel_spectral_decomposition` on :func:`kernel_features` of the
     views, up to rounding (the test suite checks it). Cost O(m r (d + r) + m r k + m k³), memory
@@ -664,18 +783,33 @@ def kernel_spectral_streamed(views, centres, L, kernel, n_components, *, chunk=5
     r, m = L.shape[0], X1.shape[0]
     if k > r:
         raise ValueError(f"n_components={k} exceeds the dimension {r} of the kernel features")
+    a0 = _check_alpha0(alpha0)
     Q = np.zeros((r, r))
+    total = np.zeros(r)
     for a in range(0, m, chunk):                               # pass 1
         K1 = np.asarray(kernel(centres, X1[a:a + chunk]), float)
         K2 = np.asarray(kernel(centres, X2[a:a + chunk]), float)
         Q += K1 @ K2.T
+        if a0 is not None:
+            K3 = np.asarray(kernel(centres, X3[a:a + chunk]), float)
+            Q += K1 @ K3.T + K2 @ K3.T
+            total += K1.sum(axis=1) + K2.sum(axis=1) + K3.sum(axis=1)
     P = sla.solve_triangular(L, sla.solve_triangular(L, Q, lower=True).T, lower=True).T
-    W, sigma = _whiten_pairs(P, m, k)
+    if a0 is not None:
+        W, sigma, pairs_w, u = _whiten_dirichlet(P, sla.solve_triangular(L, total, lower=True), m, k, a0)
+    else:
+        W, sigma = _whiten_pairs(P, m, k)
     V = sla.solve_triangular(L, W, lower=True, trans="T")
     T = np.zeros((k, k, k))
     for a in range(0, m, chunk):                               # pass 2
         xi = [np.asarray(kernel(centres, X[a:a + chunk]), float).T @ V for X in (X1, X2, X3)]
-        T += symmetrize3(*xi) * (xi[0].shape[0] / m)
+        if a0 is not None:
+            T += _full_symmetric_triples(xi) * (xi[0].shape[0] / m)
+        else:
+            T += symmetrize3(*xi) * (xi[0].shape[0] / m)
+    if a0 is not None:
+        return _spectral_tail(_dirichlet_tensor(T, pairs_w, u, a0), W, sigma, k, random_state, n_restarts,
+                              n_iterations, alpha0=a0)
     return _spectral_tail(T / 3.0, W, sigma, k, random_state, n_restarts, n_iterations)
 
 

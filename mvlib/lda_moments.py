@@ -38,7 +38,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from ._validation import (check_counts, check_identifiable_rank, check_matrix, check_positive_float,
                           check_positive_int, check_random_state)
-from .moments import _inv_falling, _triple_product, count_whitened_triples
+from .moments import CountPairsOperator, _inv_falling, count_whitened_triples
 
 __all__ = [
     "lda_moment_coefficients",
@@ -109,25 +109,16 @@ class LDASecondMoment(LinearOperator):
     """
 
     def __init__(self, X, alpha0=1.0):
-        X, lengths = check_counts(X, "X", min_length=3, min_rows=1)
         self.alpha0 = _check_alpha0(alpha0)
-        self.X = X
-        self.lengths = lengths
-        self.n_docs = X.shape[0]
-        self._b = _inv_falling(lengths, 2)
-        self._diag = np.asarray(X.T @ self._b).ravel()
-        self.mean = np.asarray(X.T @ (1.0 / lengths)).ravel() / self.n_docs
-        self._Xt = X.T.tocsr()
-        d = X.shape[1]
+        self._pairs = CountPairsOperator(X, min_length=3)
+        self.X, self.lengths, self.n_docs = self._pairs.X, self._pairs.lengths, self._pairs.n_docs
+        self.mean = np.asarray(self.X.T @ (1.0 / self.lengths)).ravel() / self.n_docs
+        d = self.X.shape[1]
         super().__init__(dtype=np.float64, shape=(d, d))
 
     def pairs_matmat(self, V):
-        r""":math:`\widehat{E[x_1\otimes x_2]}\,V` for V (d, p): O(nnz·p)."""
-        V = np.asarray(V, dtype=float)
-        XV = np.asarray(self.X @ V)
-        if V.ndim == 1:
-            return (np.asarray(self._Xt @ (self._b * XV)).ravel() - self._diag * V) / self.n_docs
-        return (np.asarray(self._Xt @ (self._b[:, None] * XV)) - self._diag[:, None] * V) / self.n_docs
+        r""":math:`\widehat{E[x_1\otimes x_2]}\,V` for V (d, p): O(nnz·p) (:class:`mvlib.CountPairsOperator`)."""
+        return self._pairs @ np.asarray(V, dtype=float)
 
     def _matmat(self, V):
         V = np.asarray(V, dtype=float)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
 from ._validation import add_scaled, check_array, check_matrix, check_views, scale_exponent, scaled, unscale
 
@@ -349,7 +350,7 @@ class MomentAccumulator:
 #                                 + 2 Σ_i c_i e_i⊗e_i⊗e_i          (inclusion–exclusion)
 # divided by l(l−1) and l(l−1)(l−2) ordered tuples respectively.
 
-__all__ += ["count_pairs", "count_triples_slice", "count_whitened_triples", "count_triples",
+__all__ += ["count_pairs", "CountPairsOperator", "count_triples_slice", "count_whitened_triples", "count_triples",
             "count_mean"]
 
 
@@ -398,6 +399,65 @@ def count_pairs(X):
     P = np.asarray(_dense(X.T @ Xb))
     P[np.diag_indices_from(P)] -= np.asarray(Xb.sum(axis=0)).ravel()
     return P / X.shape[0]
+
+
+class CountPairsOperator(LinearOperator):
+    r"""The word-pair moment of :func:`count_pairs` as an implicit symmetric (d, d) operator.
+
+    .. math:: \widehat{\mathrm{Pairs}}\,V=\frac1n\Bigl[X^\top\bigl(\operatorname{diag}(\omega\circ b)XV\bigr)
+              -\operatorname{diag}\bigl(X^\top(\omega\circ b)\bigr)V\Bigr],\qquad b_d=\frac1{\ell_d(\ell_d-1)},
+
+    the average over documents of :math:`\omega_d(c_dc_d^\top-\operatorname{diag}c_d)/(\ell_d(\ell_d-1))`
+    (Anandkumar, Hsu & Kakade 2012, Lemma 2.1) with document weights :math:`\omega` (all 1 by
+    default: :func:`count_pairs`; balanced random signs give the symmetrised sampling error used
+    by the estimators' noise check). The one place where mvlib applies the pairs moment of
+    counts without forming it: :class:`mvlib.SpectralTopicModel` for large vocabularies and
+    :class:`mvlib.lda_moments.LDASecondMoment` build on it.
+
+    ``X`` (n_docs, n_words) counts, dense or CSR, every document with ≥ 2 words (``min_length``
+    raises it, e.g. 3 for estimators that also need triples). A (d, p) block costs O(nnz·p + d p);
+    memory O(nnz + d): no n_words × n_words array.
+
+    Attributes: ``X`` (CSR), ``lengths`` (n_docs,), ``n_docs``. See :doc:`/chapters/03_topic_models`
+    for the pairs moment and :doc:`/chapters/10_dirichlet_ica` for its use at scale.
+    """
+
+    def __init__(self, X, doc_weights=None, *, min_length: int = 2):
+        X, lengths = _count_data(X, min_length)
+        self.X = X
+        self.lengths = lengths
+        self.n_docs = X.shape[0]
+        b = _inv_falling(lengths, 2)
+        self._exp = 0
+        if doc_weights is not None:
+            w = check_array(doc_weights, "doc_weights", ndim=1)
+            if w.shape[0] != self.n_docs:
+                raise ValueError(f"doc_weights has {w.shape[0]} entries but X has {self.n_docs} documents")
+            self._exp = scale_exponent(w)     # weights of extreme scale: exact power of two
+            b = b * scaled(w, self._exp)
+        self._b = b
+        self._diag = np.asarray(X.T @ b).ravel()
+        self._Xt = X.T.tocsr()
+        d = X.shape[1]
+        super().__init__(dtype=np.float64, shape=(d, d))
+
+    def _matmat(self, V):
+        V = np.asarray(V, dtype=float)
+        XV = np.asarray(self.X @ V)
+        if V.ndim == 1:
+            out = (np.asarray(self._Xt @ (self._b * XV)).ravel() - self._diag * V) / self.n_docs
+        else:
+            out = (np.asarray(self._Xt @ (self._b[:, None] * XV)) - self._diag[:, None] * V) / self.n_docs
+        return unscale(out, self._exp, "doc_weights", "the weighted pairs moment") if self._exp else out
+
+    def _matvec(self, v):
+        return self._matmat(np.asarray(v, dtype=float).ravel())
+
+    def _rmatvec(self, v):
+        return self._matvec(v)
+
+    def _adjoint(self):
+        return self
 
 
 def count_triples_slice(X, eta):

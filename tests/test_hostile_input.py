@@ -73,6 +73,8 @@ V_PME = [V3[0], np.random.default_rng(5).poisson(2.0, size=(240, 2)).astype(floa
          (np.random.default_rng(6).random((240, 2)) < 0.4).astype(float)]
 XG = _gmm_data()
 XC = _counts()
+XI = np.column_stack([R.laplace(size=300), R.uniform(-1.7, 1.7, size=300), R.laplace(size=300)]) @ \
+    np.array([[1.0, 0.4, 0.1], [0.3, 1.0, 0.2], [0.0, 0.5, 1.0]])
 XH, LH = _hmm_data()
 T4, LAM4, Q4 = mvlib.tensors.random_odeco_tensor(4, 0)
 T_OC = mvlib.random_overcomplete_tensor(5, 6, 0)[0]
@@ -334,6 +336,9 @@ spec("MomentAccumulator", "moments",
                      ("nan", (_with(W3, (0, 0), np.nan), W3, W3)), ("string", "abc"),
                      ("wrong-rows", (W3[:-1], W3, W3))], ("whiteners", "W1", "W2", "W3"))})
 spec("count_pairs", "count moments", _fn(mvlib.count_pairs), dict(X=XC), {"X": (counts2d(XC), ("X",))})
+spec("CountPairsOperator", "count moments", lambda X, doc_weights: (lambda op: op @ np.ones((op.shape[1], 2)))(mvlib.CountPairsOperator(X, doc_weights)),
+     dict(X=XC, doc_weights=None),
+     {"X": (counts2d(XC), ("X",)), "doc_weights": (vector(np.ones(300)), ("doc_weights",))})
 spec("count_triples_slice", "count moments", _fn(mvlib.count_triples_slice), dict(X=XC, eta=np.ones(6)),
      {"X": (counts2d(XC), ("X",)), "eta": (vector(np.ones(6)), ("eta",))})
 spec("count_whitened_triples", "count moments", _fn(mvlib.count_whitened_triples),
@@ -453,6 +458,11 @@ est("SpectralGMM", "gaussian mixture", lambda **p: mvlib.SpectralGMM(**{"n_compo
     {"n_components": int_param(2, upper=4), "random_state": random_states(),
      "covariance_type": [("full", "full"), ("None", None)], "n_restarts": int_param(3)},
     predict=("predict", "predict_proba", "score"))
+est("TensorICA", "independent components", lambda **p: mvlib.TensorICA(**{"n_components": 2, "random_state": 0, **p}),
+    XI, real2d(XI), ("X",),
+    {"n_components": int_param(2, upper=3), "random_state": random_states(), "n_restarts": int_param(3),
+     "deflation": [("unknown", "magic"), ("None", None)], "selection": [("unknown", "magic")]},
+    predict=("transform", "inverse_transform"))
 est("MultiViewMixture", "three-view mixture",
     lambda **p: mvlib.MultiViewMixture(**{"n_components": 2, "random_state": 0, **p}),
     V3, views_list(V3), VIEWS,
@@ -464,6 +474,12 @@ est("SpectralTopicModel", "topic model",
     {"n_components": int_param(2, upper=7), "random_state": random_states(),
      "method": [("unknown", "magic")], "variant": [("unknown", "Z")]},
     predict=("predict", "predict_proba"))
+est("SpectralLDA", "topic model",
+    lambda **p: mvlib.SpectralLDA(**{"n_components": 2, "random_state": 0, **p}),
+    XC, counts2d(XC), ("X", "document"),
+    {"n_components": int_param(2, upper=7), "random_state": random_states(),
+     "alpha0": [("negative", -1.0), ("zero", 0.0), ("nan", np.nan), ("inf", np.inf), ("string", "x")]},
+    predict=("transform", "score", "perplexity"))
 est("UnigramMixtureEM", "topic model",
     lambda **p: mvlib.UnigramMixtureEM(**{"n_components": 2, "random_state": 0, "n_init": 1, "max_iter": 50, **p}),
     XC, counts2d(XC), ("X", "document"),
@@ -490,7 +506,9 @@ est("KernelSpectral", "kernel embedding",
     lambda **p: mvlib.KernelSpectral(**{"n_components": 2, "bandwidth": 0.5, "rank": 8, "random_state": 0, **p}),
     V1D, views_list(V1D), VIEWS,
     {"n_components": int_param(2, upper=40), "random_state": random_states(), "bandwidth": bandwidths(),
-     "rank": int_param(8, upper=10 ** 6), "kernel": [("unknown", "magic")]},
+     "rank": int_param(8, upper=10 ** 6), "kernel": [("unknown", "magic")],
+     "alpha0": [("negative", -1.0), ("zero", 0.0), ("nan", np.nan), ("inf", np.inf), ("string", "x"),
+                ("bool", True), ("list", [1.0]), ("tiny", 1e-300), ("huge", 1e300)]},
     predict=("predict", "predict_proba", "score"))
 est("NonparametricEM", "kernel embedding",
     lambda **p: mvlib.NonparametricEM(**{"n_components": 2, "bandwidth": 0.5, "max_iter": 20, "random_state": 0, **p}),

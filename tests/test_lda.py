@@ -358,3 +358,43 @@ def test_accumulator_input_checks():
         LDASecondMoment(np.array([[1, 1, 0], [2, 1, 1]], float))
     with pytest.raises(ValueError, match="alpha0"):
         LDASecondMoment(X, alpha0=0)
+
+
+# ------------------------------------------- the single-topic model on the same accumulators
+def test_topic_model_large_vocabulary_no_squared_array_and_same_as_dense():
+    """SpectralTopicModel applies the pairs moment implicitly above 500 words: no n_words²
+    array at 200,000 words (tracemalloc cap), and on 800 words the implicit path equals the
+    dense one (both Lanczos with the same start) to rounding."""
+    from mvlib import CountPairsOperator, SpectralTopicModel, count_pairs
+    from mvlib.estimators import topic as topic_module
+
+    rng = np.random.default_rng(9)
+    d, k, n, ell = 200_000, 4, 3000, 40
+    mu = rng.dirichlet(np.full(d, 0.01), size=k)
+    X, _ = _sample_lda(n, mu, np.full(k, 0.01), (ell, ell), rng)   # α₀ → 0: single topic
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            m = SpectralTopicModel(k, method="tensor", random_state=0).fit(X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    budget = 8 * (40 * X.nnz + 12 * d * (k + 10)) + 2 ** 20     # d² float64 would be 320 GB
+    assert peak < budget, (peak, budget)
+    assert m.topic_word_.shape == (k, d)
+    # the operator is count_pairs, applied
+    Xs, _ = _sample_lda(200, rng.dirichlet(np.full(30, 0.3), size=3), np.full(3, 0.01), (3, 9), rng)
+    V = rng.standard_normal((30, 4))
+    np.testing.assert_allclose(CountPairsOperator(Xs) @ V, count_pairs(Xs) @ V, atol=1e-14)
+    # implicit = dense on a vocabulary both can hold
+    mu8 = rng.dirichlet(np.full(800, 0.3), size=5)
+    X8, _ = _sample_lda(4000, mu8, np.full(5, 0.01), (20, 20), rng)
+    fits = []
+    for limit in (500, 10 ** 9):                  # implicit, then dense
+        topic_module._DENSE_MAX_WORDS, saved = limit, topic_module._DENSE_MAX_WORDS
+        try:
+            fits.append(SpectralTopicModel(5, random_state=0).fit(X8))
+        finally:
+            topic_module._DENSE_MAX_WORDS = saved
+    assert np.max(np.abs(fits[0].topic_word_ - fits[1].topic_word_)) < 1e-10

@@ -2,7 +2,7 @@
 
 * ``SpectralGMM`` and ``LatentTreeEmbedding`` take a plain real 2-d X and pass every check of
   ``sklearn.utils.estimator_checks`` (``parametrize_with_checks``, no expected failure).
-* ``SpectralTopicModel``, ``UnigramMixtureEM`` (non-negative integer counts) and ``SpectralHMM``
+* ``SpectralTopicModel``, ``SpectralLDA``, ``UnigramMixtureEM`` (non-negative integer counts) and ``SpectralHMM``
   (one column of integer symbols) run the same checks; the checks that feed them data they
   rightly refuse (fractional numbers, several columns) are expected failures, each with its
   reason, in ``EXPECTED_FAILED_CHECKS`` (strict: a listed check that starts passing fails).
@@ -46,7 +46,9 @@ from mvlib.estimators import (
     OvercompleteTensorDecomposition,
     SpectralGMM,
     SpectralHMM,
+    SpectralLDA,
     SpectralTopicModel,
+    TensorICA,
 )
 from mvlib.models import MultiViewMixtureModel, random_topic_model
 from mvlib.overcomplete import random_overcomplete_tensor
@@ -106,8 +108,14 @@ def _sequence_failures(name):
 #: scikit-learn checks expected to fail, per estimator, with the reason: the one place
 EXPECTED_FAILED_CHECKS = {
     "SpectralGMM": {},
+    "TensorICA": {},
     "LatentTreeEmbedding": {},
     "SpectralTopicModel": _count_failures("SpectralTopicModel"),
+    "SpectralLDA": {**_count_failures("SpectralLDA"), **{
+        c: _FRACTIONAL.format(name="SpectralLDA")
+        for c in ("check_transformer_data_not_an_array", "check_transformer_general",
+                  "check_transformer_preserve_dtypes",
+                  "check_fit2d_1sample")}},
     "UnigramMixtureEM": _count_failures("UnigramMixtureEM"),
     "SpectralHMM": _sequence_failures("SpectralHMM"),
     "ObservableOperatorHMM": _sequence_failures("ObservableOperatorHMM"),
@@ -176,6 +184,13 @@ EQUIVALENT_TESTS = {
     # mvlib computes with NumPy only (tags.array_api_support is False); scikit-learn runs this
     # check only with SCIPY_ARRAY_API=1, and on NumPy input there is nothing to dispatch
     "check_array_api_input": None,
+    "check_transformers_unfitted": "test_not_fitted_error",
+    # runs only for estimators with a max_iter parameter; SpectralLDA has none
+    "check_transformer_n_iter": None,
+    "check_transformer_general": "test_transformer_on_counts",
+    "check_transformer_general(readonly_memmap=True)": "test_transformer_on_counts",
+    "check_transformer_data_not_an_array": "test_transformer_on_counts",
+    "check_transformer_preserve_dtypes": "test_transformer_on_counts",
     # sample_weight: only LatentTreeEmbedding.fit takes it, and it passes these checks under
     # parametrize_with_checks; estimators of views or tensors have no sample_weight to check
     "check_all_zero_sample_weights_error": None,
@@ -194,8 +209,8 @@ def _expected_failures(estimator):
 
 
 @parametrize_with_checks(
-    [SpectralGMM(n_components=1), LatentTreeEmbedding(ranks=1),
-     SpectralTopicModel(n_components=1), UnigramMixtureEM(n_components=1, n_init=1, max_iter=20),
+    [SpectralGMM(n_components=1), TensorICA(n_components=1), TensorICA(n_components=2), LatentTreeEmbedding(ranks=1),
+     SpectralTopicModel(n_components=1), SpectralLDA(n_components=1), UnigramMixtureEM(n_components=1, n_init=1, max_iter=20),
      SpectralHMM(n_states=1), ObservableOperatorHMM(n_states=1)],
     expected_failed_checks=_expected_failures, xfail_strict=True)
 def test_sklearn_check(estimator, check):
@@ -226,7 +241,7 @@ def _check_name(check):
 def test_registry_is_complete():
     """Every check scikit-learn yields has an equivalent here or needs no data."""
     yielded = set()
-    for est in (SpectralGMM(1), LatentTreeEmbedding(1), SpectralTopicModel(1), SpectralHMM(1)):
+    for est in (SpectralGMM(1), LatentTreeEmbedding(1), SpectralTopicModel(1), SpectralLDA(1), SpectralHMM(1)):
         yielded |= {_check_name(c) for _, c in estimator_checks_generator(est, legacy=True, mark=None)}
     assert len(yielded) >= 40
     assert yielded <= set(EQUIVALENT_TESTS) | set(API_CHECKS), yielded - set(EQUIVALENT_TESTS) - set(API_CHECKS)
@@ -243,6 +258,12 @@ def test_registry_is_complete():
 
 
 # --------------------------------------------------------------------------- data per estimator
+def _ica():
+    r = np.random.default_rng(11)
+    S = np.column_stack([r.laplace(size=400), r.uniform(-1.7, 1.7, size=400)])
+    return (S @ np.array([[1.0, 0.4], [0.3, 1.0]]).T,)
+
+
 def _counts():
     X, _ = random_topic_model(2, 8, concentration=0.5, random_state=1).sample(300, 8, random_state=2)
     return (X.toarray().astype(np.int64),)
@@ -307,6 +328,8 @@ class Case:
 CASES = [
     Case("SpectralTopicModel", lambda: SpectralTopicModel(2, random_state=0), _counts, "counts",
          ("topic_word_", "weights_"), ("predict", "predict_proba"), ("predict", "predict_proba")),
+    Case("SpectralLDA", lambda: SpectralLDA(2, random_state=0), _counts, "counts",
+         ("topic_word_", "alpha_"), ("transform", "score", "perplexity"), ("transform",)),
     Case("UnigramMixtureEM", lambda: UnigramMixtureEM(2, n_init=2, max_iter=30, random_state=0), _counts,
          "counts", ("topic_word_", "weights_", "objective_"), ("predict", "predict_proba", "score"),
          ("predict", "predict_proba")),
@@ -334,6 +357,8 @@ CASES = [
     Case("SpectralGMM", lambda: SpectralGMM(2, random_state=0), _gmm, "real",
          ("means_", "weights_", "covariances_"), ("predict", "predict_proba", "score", "score_samples"),
          ("predict", "predict_proba", "score_samples")),
+    Case("TensorICA", lambda: TensorICA(2, random_state=0), _ica, "real",
+         ("mixing_", "components_", "kurtosis_"), ("transform",), ("transform",)),
     Case("LatentTreeEmbedding", lambda: LatentTreeEmbedding(2, bandwidth=0.8), _chain, "real",
          ("betas_", "gammas_"), ("density", "score", "score_samples"), ("density", "score_samples")),
 ]
@@ -623,7 +648,8 @@ def test_sparse_input(case):
         est = case.make().fit(*sparse_args)
         _assert_same(_attrs(est, case), _attrs(ref, case), close=True)
         if case.methods:
-            np.testing.assert_allclose(est.predict_proba(*sparse_args), ref.predict_proba(*args), atol=1e-9)
+            m = "predict_proba" if hasattr(est, "predict_proba") else case.methods[0]
+            np.testing.assert_allclose(getattr(est, m)(*sparse_args), getattr(ref, m)(*args), atol=1e-9)
 
 
 @_cases("counts", "real", "views")
@@ -804,6 +830,24 @@ def test_tags_say_what_each_estimator_accepts():
     density = {"SpectralGMM", "LatentTreeEmbedding", "SpectralHMM", "ObservableOperatorHMM", "UnigramMixtureEM",
                "KernelSpectral",
                "NonparametricEM", "HistogramSpectral", "ProductMixtureEM"}
+    transformers = {"SpectralLDA", "TensorICA"}   # as scikit-learn's LatentDirichletAllocation, FastICA
     for name, t in tags.items():
         assert (t.estimator_type == "density_estimator") == (name in density), name
-        assert (name in density) == hasattr(next(c for c in CASES if c.name == name).make(), "score")
+        assert (t.transformer_tags is not None) == (name in transformers), name
+        assert (name in density | {"SpectralLDA"}) == hasattr(next(c for c in CASES if c.name == name).make(), "score")
+
+
+def test_transformer_on_counts():
+    """The transformer checks, on counts (SpectralLDA): fit_transform equals fit then transform,
+    one row per document on the simplex, float64 out, lists and read-only arrays accepted."""
+    (X,) = _counts()
+    est = SpectralLDA(2, random_state=0)
+    Z = est.fit_transform(X)
+    np.testing.assert_allclose(Z, SpectralLDA(2, random_state=0).fit(X).transform(X), rtol=0, atol=1e-12)
+    assert Z.shape == (X.shape[0], 2) and Z.dtype == np.float64
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(Z >= 0)
+    np.testing.assert_allclose(est.transform(X.tolist()), Z, atol=1e-12)
+    ro = np.array(X, copy=True)
+    ro.setflags(write=False)
+    np.testing.assert_allclose(SpectralLDA(2, random_state=0).fit(ro).transform(ro), Z, atol=1e-12)

@@ -17,3 +17,9 @@ __all__ += ["KernelSpectral"]
 from .tree import LatentTreeEmbedding
 
 __all__ += ["LatentTreeEmbedding"]
+from .lda import SpectralLDA
+
+__all__ += ["SpectralLDA"]
+from .ica import TensorICA
+
+__all__ += ["TensorICA"]

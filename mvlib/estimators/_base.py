@@ -127,9 +127,19 @@ def _warn_noise_level(k, s_k, E, L, R, what):
     genuine k-th component stands clearly above it. Warns (``IllConditionedWarning``) below
     1.5 times that level.
     """
-    Ec = E - L @ (L.T @ E)
-    Ec = Ec - (Ec @ R) @ R.T
-    noise = _spectral_norm(Ec)
+    if isinstance(E, spla.LinearOperator):     # implicit (large vocabularies): project lazily
+        def proj(V, A=L, B=R):              # (I - A Aᵀ) E (I - B Bᵀ) V; E is symmetric
+            V = V - B @ (B.T @ V)
+            V = np.asarray(E @ V)
+            return V - A @ (A.T @ V)
+        d = E.shape[0]
+        Ec = spla.LinearOperator((d, d), matvec=proj, matmat=proj, dtype=float,
+                                 rmatvec=lambda V: proj(V, R, L), rmatmat=lambda V: proj(V, R, L))
+        noise = float(spla.svds(Ec, k=1, v0=np.ones(d), return_singular_vectors=False)[0])
+    else:
+        Ec = E - L @ (L.T @ E)
+        Ec = Ec - (Ec @ R) @ R.T
+        noise = _spectral_norm(Ec)
     if s_k < _NOISE_FACTOR * noise:
         warnings.warn(
             f"singular value number {k} ({s_k:.2e}) of {what} is at the level of its sampling noise "

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 from scipy.special import digamma
+from sklearn.base import TransformerMixin
 
 from .._validation import check_counts, check_positive_int, check_random_state
 from ..lda_moments import (
@@ -32,7 +33,7 @@ _N_TRANSFORM_ITER = 100
 _TRANSFORM_TOL = 1e-6
 
 
-class SpectralLDA(_CountData, _Estimator):
+class SpectralLDA(_CountData, TransformerMixin, _Estimator):
     r"""Topics and Dirichlet prior of latent Dirichlet allocation by the method of moments.
 
     Model: :math:`\theta_d\sim\mathrm{Dir}(\alpha)`, :math:`\alpha_0=\sum_h\alpha_h` known
@@ -47,6 +48,8 @@ class SpectralLDA(_CountData, _Estimator):
        (:func:`mvlib.lda_moments.lda_whitened_third_moment`);
     4. :func:`mvlib.tensor_power_method`; :math:`\alpha_h=4\alpha_0(\alpha_0+1)/((\alpha_0+2)^2\lambda_h^2)`,
        :math:`\mu_h\propto(W^\top)^+v_h` (Theorem 3.5).
+
+    See :doc:`/chapters/10_dirichlet_ica` for the derivation of the moments and the checks.
 
     Parameters
     ----------
@@ -133,15 +136,18 @@ class SpectralLDA(_CountData, _Estimator):
         cols, counts = X.indices, X.data
         Bt = beta[:, cols].T                                    # (nnz, k)
         gamma = np.tile(self.alpha_, (n, 1)) + (np.asarray(X.sum(axis=1)).ravel() / k)[:, None]
-        for _ in range(_N_TRANSFORM_ITER):
+        active = np.ones(n, dtype=bool)      # each document stops at its own fixed point, so a
+        for _ in range(_N_TRANSFORM_ITER):    # document's result never depends on the others
             E = np.exp(digamma(gamma) - digamma(gamma.sum(axis=1, keepdims=True)))
             norm = np.einsum("nk,nk->n", E[rows], Bt)
             contrib = Bt * (counts / norm)[:, None]
             S = _row_sum(contrib, rows, n)
             new = self.alpha_[None, :] + E * S
-            done = np.max(np.abs(new - gamma)) < _TRANSFORM_TOL * max(1.0, float(np.max(gamma)))
-            gamma = new
-            if done:
+            change = np.max(np.abs(new - gamma), axis=1)
+            scale = np.maximum(1.0, np.max(gamma, axis=1))
+            gamma = np.where(active[:, None], new, gamma)
+            active &= ~(change < _TRANSFORM_TOL * scale)
+            if not active.any():
                 break
         return gamma
 
@@ -150,7 +156,7 @@ class SpectralLDA(_CountData, _Estimator):
 
         Approximation: the mean-field variational posterior of Blei, Ng & Jordan (2003, eqs. 6–7)
         under the fitted topics and prior, :math:`\phi_{wh}\propto\mu_{hw}\exp\psi(\gamma_h)`,
-        :math:`\gamma=\alpha+\sum_w c_w\phi_w`, iterated to a fixed point (at most 100 steps);
+        :math:`\gamma=\alpha+\sum_w c_w\phi_w`, iterated to a fixed point, document by document (at most 100 steps);
         returns the posterior mean :math:`\gamma/\sum_h\gamma_h`. Documents of any length
         (an empty one gets :math:`\alpha/\alpha_0`). Cost O(nnz·k) per step.
         """

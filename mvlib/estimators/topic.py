@@ -18,7 +18,7 @@ import scipy.sparse.linalg as spla
 from scipy.special import logsumexp
 
 from .._validation import check_counts, check_identifiable_rank
-from ..moments import count_mean, count_pairs, count_whitened_triples
+from ..moments import CountPairsOperator, count_mean, count_pairs, count_whitened_triples
 from ..observable import algorithm_a, algorithm_b, _fix_signs
 from ..power import tensor_power_method
 from ..tensors import multilinear
@@ -33,13 +33,22 @@ _CLIP_WARN = 0.1
 _LOG_FLOOR = 1e-12
 
 
+#: vocabularies up to this size form the dense pairs matrix (exact eigh); larger ones apply it
+#: implicitly (mvlib.CountPairsOperator) and never hold an n_words × n_words array
+_DENSE_MAX_WORDS = 500
+
+
 def _top_eigvecs(Pairs, k):
     """Top-k eigenpairs (descending) of the symmetric Pairs, after the rank check.
 
-    Dense ``eigh`` up to d = 500 words, Lanczos (ARPACK, deterministic start) above."""
+    Dense ``eigh`` up to d = 500 words, Lanczos (ARPACK, deterministic start) above; ``Pairs``
+    is an array or a symmetric ``LinearOperator`` (then only Lanczos)."""
     d = Pairs.shape[0]
-    S = 0.5 * (Pairs + Pairs.T)
-    if k >= d - 1 or d <= 500:
+    implicit = isinstance(Pairs, spla.LinearOperator)
+    if implicit and k >= d - 1:
+        raise ValueError(f"n_components={k} must be below n_words - 1 = {d - 1} for the implicit pairs moment")
+    S = Pairs if implicit else 0.5 * (Pairs + Pairs.T)
+    if not implicit and (k >= d - 1 or d <= 500):
         all_evals = sla.eigvalsh(S)
         if k > d:
             check_identifiable_rank(k, np.maximum(all_evals, 0), "the word-pairs matrix Pairs",
@@ -72,8 +81,10 @@ def _project_simplex_rows(B):
 def _count_pairs_noise(X):
     r"""Symmetrised sampling error of :func:`mvlib.count_pairs`:
     :math:`\frac1n\sum_d\varepsilon_d(c_dc_d^\top-\operatorname{diag}c_d)/(\ell_d(\ell_d-1))`
-    with balanced random signs, (d, d)."""
+    with balanced random signs, (d, d); an implicit operator above ``_DENSE_MAX_WORDS`` words."""
     n, d = X.shape
+    if d > _DENSE_MAX_WORDS:
+        return CountPairsOperator(X, _rademacher(n))
     lengths = np.asarray(X.sum(axis=1)).ravel()
     e = _rademacher(n) / (lengths * (lengths - 1))
     E = np.asarray((X.T @ (sp.diags(e) @ X)).toarray())
@@ -133,8 +144,11 @@ class SpectralTopicModel(_CountData, _Estimator):
 
     Notes
     -----
-    Cost O(nnz·k + Σ_d nnz_d² + n k³ + d² k + d k³) for n documents (the d×d pairs
-    matrix is formed, never a d×d×d array). ``X`` is not modified.
+    Cost: up to 500 words, O(nnz·k + Σ_d nnz_d² + n k³ + d² k + d k³) with the d×d pairs
+    matrix formed; above, the pairs moment is applied implicitly
+    (:class:`mvlib.CountPairsOperator`, Lanczos): O(nnz·k per Lanczos step + n k³ + d k³) time
+    and O(nnz + d k + k³) memory, no n_words × n_words array. Never a d×d×d array. ``X`` is
+    not modified.
     """
 
     def __init__(self, n_components, method="observable", random_state=None, *,
@@ -156,11 +170,12 @@ class SpectralTopicModel(_CountData, _Estimator):
         if self.variant not in ("A", "B"):
             raise ValueError(f"variant must be 'A' or 'B', got {self.variant!r}")
         X, _ = check_counts(X, "X", min_length=3, min_rows=2)
-        Pairs = count_pairs(X)
+        # small vocabularies: the dense matrix (exact eigh); large ones: never formed
+        Pairs = count_pairs(X) if X.shape[1] <= _DENSE_MAX_WORDS else CountPairsOperator(X)
         evals, U = _top_eigvecs(Pairs, k)
         _warn_noise_level(k, evals[k - 1], _count_pairs_noise(X), U[:, :k - 1], U[:, :k - 1],
                           "the word-pairs matrix Pairs")
-        Pt = U.T @ Pairs @ U
+        Pt = U.T @ np.asarray(Pairs @ U)
         self.n_retries_ = 0
         if self.method == "observable":
             T = count_whitened_triples(X, U)

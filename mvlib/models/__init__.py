@@ -11,3 +11,6 @@ __all__ += ["gaussian_cubature"]
 from .cubature import categorical_exact_data, multiview_gaussian_cubature
 
 __all__ += ["multiview_gaussian_cubature", "categorical_exact_data"]
+from .lda import LDAModel
+
+__all__ += ["LDAModel"]
