@@ -131,3 +131,10 @@ from . import ica
 from .estimators import TensorICA
 
 __all__ += ["TensorICA"]
+
+from . import scale
+from .scale import (SketchedCountMoments, SketchedMoments, SketchedViewMoments, reduce_rows, row_chunks,
+                    sketch_matrix)
+
+__all__ += ["SketchedCountMoments", "SketchedMoments", "SketchedViewMoments", "reduce_rows", "row_chunks",
+            "sketch_matrix"]

@@ -200,9 +200,16 @@ def scale_exponent(A, *, moderate: int = MODERATE_EXPONENT, even: bool = False) 
     """
     if sp.issparse(A):
         A = A.data
-    a = np.abs(np.asarray(A, dtype=float))
-    a = a[np.isfinite(a)] if a.ndim else (a if np.isfinite(a) else np.zeros(()))
-    m = float(a.max()) if a.size else 0.0
+    A = np.asarray(A)
+    m = None
+    if A.size and A.dtype.kind == "f":     # fast path, no temporary copies: max and min of finite data
+        hi, lo = float(A.max()), float(A.min())
+        if np.isfinite(hi) and np.isfinite(lo):
+            m = max(hi, -lo)
+    if m is None:                          # NaN or inf present (or not float): largest finite magnitude
+        a = np.abs(np.asarray(A, dtype=float))
+        a = a[np.isfinite(a)] if a.ndim else (a if np.isfinite(a) else np.zeros(()))
+        m = float(a.max()) if a.size else 0.0
     if m == 0.0:
         return 0
     e = int(np.frexp(m)[1]) - 1

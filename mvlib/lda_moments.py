@@ -34,11 +34,10 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator
 
 from ._validation import (check_counts, check_identifiable_rank, check_matrix, check_positive_float,
                           check_positive_int, check_random_state)
-from .moments import CountPairsOperator, _inv_falling, count_whitened_triples
+from .moments import CountPairsOperator, SymmetricOperator, _inv_falling, count_whitened_triples
 
 __all__ = [
     "lda_moment_coefficients",
@@ -49,6 +48,9 @@ __all__ = [
     "lda_whitened_pairs",
     "lda_whitened_third_moment",
     "lda_decompose",
+    "dirichlet_corrected_third",
+    "dirichlet_pairs_product",
+    "top_eigenpairs",
 ]
 
 
@@ -95,7 +97,7 @@ def lda_mean(X):
     return np.asarray(X.T @ (1.0 / lengths)).ravel() / X.shape[0]
 
 
-class LDASecondMoment(LinearOperator):
+class LDASecondMoment(SymmetricOperator):
     r"""The α₀-corrected second moment :math:`\hat{\mathcal M}_2` as an implicit symmetric (d, d) operator.
 
     .. math:: \hat{\mathcal M}_2 v=\frac1n\Bigl[X^\top\bigl(b\circ Xv\bigr)-(X^\top b)\circ v\Bigr]
@@ -121,20 +123,17 @@ class LDASecondMoment(LinearOperator):
         return self._pairs @ np.asarray(V, dtype=float)
 
     def _matmat(self, V):
-        V = np.asarray(V, dtype=float)
-        corr = self.alpha0 / (self.alpha0 + 1.0)
-        if V.ndim == 1:
-            return self.pairs_matmat(V) - corr * self.mean * (self.mean @ V)
-        return self.pairs_matmat(V) - corr * np.outer(self.mean, self.mean @ V)
+        return dirichlet_pairs_product(self.pairs_matmat, self.mean, self.alpha0, V)
 
-    def _matvec(self, v):
-        return self._matmat(np.asarray(v).ravel())
 
-    def _rmatvec(self, v):
-        return self._matvec(v)
-
-    def _adjoint(self):
-        return self
+def dirichlet_pairs_product(pairs_matmat, mean, alpha0, V):
+    r""":math:`\mathcal M_2V=\widehat{E[x_1\otimes x_2]}V-\frac{\alpha_0}{\alpha_0+1}\hat m_1(\hat m_1^\top V)`
+    for V (d,) or (d, p), given the product with the pairs moment (in memory or as Dask passes)."""
+    V = np.asarray(V, dtype=float)
+    corr = alpha0 / (alpha0 + 1.0)
+    if V.ndim == 1:
+        return np.asarray(pairs_matmat(V)).ravel() - corr * mean * (mean @ V)
+    return np.asarray(pairs_matmat(V)) - corr * np.outer(mean, mean @ V)
 
 
 def randomized_whitening(op, k, *, oversample: int = 10, n_power_iter: int = 4, random_state=None):
@@ -166,16 +165,20 @@ def randomized_whitening(op, k, *, oversample: int = 10, n_power_iter: int = 4, 
         Q, _r = sla.qr(Q, mode="economic")
         Q = np.asarray(op @ Q)
     Q, _r = sla.qr(Q, mode="economic")
-    S = Q.T @ np.asarray(op @ Q)
+    s, U = top_eigenpairs(Q.T @ np.asarray(op @ Q), k, "the Dirichlet-corrected second moment M2")
+    QU = Q @ U
+    return QU / np.sqrt(s)[None, :], QU * np.sqrt(s)[None, :], s
+
+
+def top_eigenpairs(S, k, what):
+    """Top-k eigenpairs (descending) of the symmetric part of a small matrix S, after the check that
+    the k-th eigenvalue is clearly positive (Condition 3.1); returns ``(s, U)``: (k,), (p, k)."""
     S = 0.5 * (S + S.T)
     evals, evecs = sla.eigh(S)
     order = np.argsort(evals)[::-1]
     evals, evecs = evals[order], evecs[:, order]
-    check_identifiable_rank(k, np.maximum(evals, 0), "the Dirichlet-corrected second moment M2",
-                            kind="positive eigenvalues")
-    s, U = evals[:k], evecs[:, :k]
-    QU = Q @ U
-    return QU / np.sqrt(s)[None, :], QU * np.sqrt(s)[None, :], s
+    check_identifiable_rank(k, np.maximum(evals, 0), what, kind="positive eigenvalues")
+    return evals[:k], evecs[:, :k]
 
 
 def lda_whitened_pairs(X, W):
@@ -211,6 +214,17 @@ def lda_whitened_third_moment(X, W, alpha0=1.0):
     T = count_whitened_triples(X, W)
     P = lda_whitened_pairs(X, W)
     u = W.T @ (np.asarray(X.T @ (1.0 / lengths)).ravel() / X.shape[0])
+    return dirichlet_corrected_third(T, P, u, alpha0)
+
+
+def dirichlet_corrected_third(T, P, u, alpha0):
+    r"""The two α₀ corrections of Theorem 3.5 in whitened coordinates, (k, k, k).
+
+    :math:`T-\frac{\alpha_0}{\alpha_0+2}(P\otimes u+\text{two other placements})
+    +\frac{2\alpha_0^2}{(\alpha_0+1)(\alpha_0+2)}u^{\otimes3}` for the whitened triples T
+    (k, k, k), pairs P (k, k) and mean u (k,) (from the data, :func:`lda_whitened_third_moment`,
+    or from a one-pass sketch, :class:`mvlib.scale.SketchedCountMoments`). Cost O(k³).
+    """
     Pu = P[:, :, None] * u[None, None, :]
     corr = Pu + np.transpose(Pu, (0, 2, 1)) + np.transpose(Pu, (2, 0, 1))
     uuu = u[:, None, None] * u[None, :, None] * u[None, None, :]
@@ -218,7 +232,7 @@ def lda_whitened_third_moment(X, W, alpha0=1.0):
 
 
 def lda_decompose(M2, third, k, alpha0=1.0, *, oversample: int = 10, n_power_iter: int = 4,
-                  random_state=None, tensor_options=None):
+                  random_state=None, tensor_options=None, whitening=None):
     r"""Topics and Dirichlet parameters from the corrected moments (Anandkumar et al. 2012, Algorithm 5).
 
     ``M2``: a symmetric (d, d) operator (array or :class:`LDASecondMoment`); ``third``: a callable
@@ -231,14 +245,19 @@ def lda_decompose(M2, third, k, alpha0=1.0, *, oversample: int = 10, n_power_ite
               \mu_h\propto B v_h .
 
     Returns ``(mu, alpha, lam)``: mu (k, d) un-normalised topic directions with positive sum,
-    alpha (k,), λ (k,). Cost that of the whitening plus O(d k² + k⁴·restarts·iterations).
+    alpha (k,), λ (k,). ``whitening=(W, B)`` replaces the randomized whitening (``M2`` is then
+    unused): the one-pass sketch passes :math:`W_y` (K, k) and :math:`B=\mathcal M_2\Omega W_y` (d, k)
+    (:func:`mvlib.scale.sketch_dewhiten`). Cost that of the whitening plus O(d k² + k⁴·restarts·iterations).
     """
     from .power import tensor_power_method
 
     alpha0 = _check_alpha0(alpha0)
     rng = check_random_state(random_state)
-    W, B, s = randomized_whitening(M2, k, oversample=oversample, n_power_iter=n_power_iter,
-                                   random_state=rng)
+    if whitening is None:
+        W, B, s = randomized_whitening(M2, k, oversample=oversample, n_power_iter=n_power_iter,
+                                       random_state=rng)
+    else:
+        W, B = whitening
     T = np.asarray(third(W), dtype=float)
     cp = tensor_power_method(T, k, random_state=rng, **(tensor_options or {}))
     lam, V = np.asarray(cp.weights, float), np.asarray(cp.factors[0], float)

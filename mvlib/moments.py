@@ -401,7 +401,21 @@ def count_pairs(X):
     return P / X.shape[0]
 
 
-class CountPairsOperator(LinearOperator):
+class SymmetricOperator(LinearOperator):
+    """A symmetric (d, d) linear operator defined by ``_matmat`` on (d,) or (d, p) arrays: matvec,
+    rmatvec and the adjoint follow (shared by the implicit pairs moments of count data)."""
+
+    def _matvec(self, v):
+        return self._matmat(np.asarray(v, dtype=float).ravel())
+
+    def _rmatvec(self, v):
+        return self._matvec(v)
+
+    def _adjoint(self):
+        return self
+
+
+class CountPairsOperator(SymmetricOperator):
     r"""The word-pair moment of :func:`count_pairs` as an implicit symmetric (d, d) operator.
 
     .. math:: \widehat{\mathrm{Pairs}}\,V=\frac1n\Bigl[X^\top\bigl(\operatorname{diag}(\omega\circ b)XV\bigr)
@@ -449,15 +463,6 @@ class CountPairsOperator(LinearOperator):
         else:
             out = (np.asarray(self._Xt @ (self._b[:, None] * XV)) - self._diag[:, None] * V) / self.n_docs
         return unscale(out, self._exp, "doc_weights", "the weighted pairs moment") if self._exp else out
-
-    def _matvec(self, v):
-        return self._matmat(np.asarray(v, dtype=float).ravel())
-
-    def _rmatvec(self, v):
-        return self._matvec(v)
-
-    def _adjoint(self):
-        return self
 
 
 def count_triples_slice(X, eta):

@@ -344,6 +344,25 @@ spec("count_triples_slice", "count moments", _fn(mvlib.count_triples_slice), dic
 spec("count_whitened_triples", "count moments", _fn(mvlib.count_whitened_triples),
      dict(X=XC, W=np.eye(6)[:, :2]), {"X": (counts2d(XC), ("X",)), "W": (matrix(np.eye(6)[:, :2]), ("W",))})
 
+OM3 = mvlib.sketch_matrix(3, 2, random_state=0)     # sketches of the GMM data (d = 3) and counts (d = 6)
+OM6 = mvlib.sketch_matrix(6, 3, random_state=0)
+spec("sketch_matrix", "scale", _fn(mvlib.sketch_matrix), dict(n_features=6, sketch_dim=3, random_state=0),
+     {"n_features": (int_param(6), ("n_features",)), "sketch_dim": (int_param(3, upper=7), ("sketch_dim",)),
+      "random_state": (random_states(), ("random_state",))})
+spec("SketchedMoments", "scale", lambda X: mvlib.SketchedMoments(OM3).update(X).update(XG).third(), dict(X=XG),
+     {"X": (real2d(XG), ("X",))})
+spec("SketchedCountMoments", "scale", lambda X: mvlib.SketchedCountMoments(OM6).update(X).triples_sketch(),
+     dict(X=XC), {"X": (counts2d(XC), ("X",))})
+spec("SketchedViewMoments", "scale",
+     lambda X1: mvlib.SketchedViewMoments([mvlib.sketch_matrix(3, 2, 0)] * 3).update(X1, V3[1], V3[2]).sketched_pairs(),
+     dict(X1=V3[0]), {"X1": (real2d(V3[0]), ("X1",))})
+spec("reduce_rows", "scale", lambda data: mvlib.reduce_rows(data, mvlib.SketchedMoments.partial, OM3).third(),
+     dict(data=XG), {"data": (real2d(XG), ("X", "partial"))})
+spec("row_chunks", "scale",
+     lambda X, chunk_rows: mvlib.reduce_rows(mvlib.row_chunks(X, chunk_rows), mvlib.SketchedMoments.partial, OM3).third(),
+     dict(X=XG, chunk_rows=100),
+     {"X": (real2d(XG), ("X",)), "chunk_rows": (int_param(100), ("chunk_rows",))})
+
 spec("tensor_power_method", "tensors", _fn(mvlib.tensor_power_method), dict(T=T4, rank=2, random_state=0),
      {"T": (tensor3(T4), ("T",)), "rank": (int_param(2, upper=5), ("rank",)),
       "random_state": (random_states(), ("random_state",)),
@@ -456,7 +475,7 @@ def est(name, family, make, data, battery, names, hyper, predict=(), predict_arg
 est("SpectralGMM", "gaussian mixture", lambda **p: mvlib.SpectralGMM(**{"n_components": 2, "random_state": 0, **p}),
     XG, real2d(XG), ("X",),
     {"n_components": int_param(2, upper=4), "random_state": random_states(),
-     "covariance_type": [("full", "full"), ("None", None)], "n_restarts": int_param(3)},
+     "covariance_type": [("full", "full"), ("None", None)], "n_restarts": int_param(3), "moments": [("unknown", "three-pass"), ("None", None)], "sketch_dim": int_param(3)},
     predict=("predict", "predict_proba", "score"))
 est("TensorICA", "independent components", lambda **p: mvlib.TensorICA(**{"n_components": 2, "random_state": 0, **p}),
     XI, real2d(XI), ("X",),
@@ -467,18 +486,18 @@ est("MultiViewMixture", "three-view mixture",
     lambda **p: mvlib.MultiViewMixture(**{"n_components": 2, "random_state": 0, **p}),
     V3, views_list(V3), VIEWS,
     {"n_components": int_param(2, upper=4), "random_state": random_states(),
-     "method": [("unknown", "magic"), ("None", None)], "min_gap": [("negative", -1.0), ("nan", np.nan)]})
+     "method": [("unknown", "magic"), ("None", None)], "min_gap": [("negative", -1.0), ("nan", np.nan)], "moments": [("unknown", "three-pass"), ("None", None)], "sketch_dim": int_param(3)})
 est("SpectralTopicModel", "topic model",
     lambda **p: mvlib.SpectralTopicModel(**{"n_components": 2, "random_state": 0, **p}),
     XC, counts2d(XC), ("X", "document"),
     {"n_components": int_param(2, upper=7), "random_state": random_states(),
-     "method": [("unknown", "magic")], "variant": [("unknown", "Z")]},
+     "method": [("unknown", "magic")], "variant": [("unknown", "Z")], "moments": [("unknown", "three-pass"), ("None", None)], "sketch_dim": int_param(3)},
     predict=("predict", "predict_proba"))
 est("SpectralLDA", "topic model",
     lambda **p: mvlib.SpectralLDA(**{"n_components": 2, "random_state": 0, **p}),
     XC, counts2d(XC), ("X", "document"),
     {"n_components": int_param(2, upper=7), "random_state": random_states(),
-     "alpha0": [("negative", -1.0), ("zero", 0.0), ("nan", np.nan), ("inf", np.inf), ("string", "x")]},
+     "alpha0": [("negative", -1.0), ("zero", 0.0), ("nan", np.nan), ("inf", np.inf), ("string", "x")], "moments": [("unknown", "three-pass"), ("None", None)], "sketch_dim": int_param(3)},
     predict=("transform", "score", "perplexity"))
 est("UnigramMixtureEM", "topic model",
     lambda **p: mvlib.UnigramMixtureEM(**{"n_components": 2, "random_state": 0, "n_init": 1, "max_iter": 50, **p}),

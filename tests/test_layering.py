@@ -3,7 +3,7 @@
 The floors (README, "The library"), bottom up:
 
 1. ``_validation``, ``_progress``, ``symbolic``, ``metrics`` — no mvlib imports but these;
-2. ``tensors``, ``whitening``, ``moments``, ``power``, ``jennrich`` — tensor algebra;
+2. ``tensors``, ``whitening``, ``moments``, ``scale``, ``power``, ``jennrich`` — tensor algebra and moments;
 3. ``observable``, ``covariances``, ``hmm``, ``kernels``, ``overcomplete``, ``ica``, ``tree``, ``latent_tree``,
    ``models``, ``oo_hmm`` — the algorithms of each model family;
 4. ``estimators`` (its ``_base`` included) and ``baselines`` — the estimator classes;
@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mvlib"
 
 FLOORS = {
     "_validation": 1, "_progress": 1, "symbolic": 1, "metrics": 1,
-    "tensors": 2, "whitening": 2, "moments": 2, "power": 2, "jennrich": 2,
+    "tensors": 2, "whitening": 2, "moments": 2, "power": 2, "jennrich": 2, "scale": 2,
     "observable": 3, "covariances": 3, "hmm": 3, "kernels": 3, "overcomplete": 3, "ica": 3, "tree": 3,
     "latent_tree": 3,
     "models": 3, "lda_moments": 3,

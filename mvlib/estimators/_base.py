@@ -28,6 +28,7 @@ from .._validation import (
     check_views,
 )
 from ..observable import _check_gap_options
+from ..scale import rademacher_slice
 
 #: the estimation routes of the multi-view and topic estimators
 _METHODS = ("observable", "tensor")
@@ -97,11 +98,24 @@ def _clip_weights(w, what="weights"):
     return w / total
 
 
+def _power_decomposition(T, k, rng, what="samples"):
+    """:func:`mvlib.tensor_power_method` on a whitened third moment; refuses non-positive eigenvalues."""
+    from ..power import tensor_power_method
+
+    cp = tensor_power_method(T, k, random_state=rng)
+    lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
+    if np.any(lam <= 0):
+        raise RuntimeError(
+            "the tensor power method found a non-positive eigenvalue; the whitened moment is "
+            f"not close to orthogonally decomposable (too few {what} or n_components too large)"
+        )
+    return lam, V
+
+
 def _rademacher(n):
-    """Balanced random signs from a fixed seed (the noise check must not depend on random_state)."""
-    eps = np.ones(n)
-    eps[np.random.default_rng(0).permutation(n)[: n // 2]] = -1.0
-    return eps
+    """Balanced random signs from a fixed seed (the noise check must not depend on random_state);
+    the same signs :func:`mvlib.scale.rademacher_slice` gives a Dask worker for its rows."""
+    return rademacher_slice(n, 0, n).copy()
 
 
 def _spectral_norm(A):

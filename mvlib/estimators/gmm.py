@@ -44,8 +44,11 @@ from sklearn.base import DensityMixin
 
 from .._validation import check_array, check_positive_int, check_random_state
 from .._validation import scale_exponent, scaled, unscale
-from ..moments import whitened_triples
+from ..moments import _WhitenedTripleSum, whitened_triples
 from ..power import tensor_power_method
+from ..scale import (SketchedMoments, check_moments, n_features_of, reduce_rows, require_two_passes,
+                     resolve_sketch, sketch_dewhiten, source_kind)
+from ..tensors import multilinear
 from ..whitening import dewhiten, whitening_matrix
 from ._base import _Estimator
 
@@ -110,18 +113,73 @@ def spherical_moments(X, n_components):
     if k > d:
         raise ValueError(f"n_components={k} exceeds n_features={d}: the means must be linearly "
                          "independent, so k <= d (Hsu & Kakade 2013, Thm. 2)")
-    r = d - k + 1
+    mom = _noise_space(_scatter(X, 0), k)
+    m_tilde = _m_tilde_sum(X, 0, mom["mean"], mom["noise_vectors"]) / n
+    out = {key: mom[key] for key in ("mean", "sigma2_bar", "M2", "noise_eigenvalues", "total_variance")}
+    out["m_tilde"] = m_tilde
+    return out
+
+
+class _Scatter:
+    r"""Row count, mean and centred scatter :math:`\sum_i(x_i-\bar x)(x_i-\bar x)^\top` of a chunk;
+    ``+`` merges two chunks exactly (Chan, Golub & LeVeque 1979), so chunked sums stay centred."""
+
+    def __init__(self, n, mean, scatter):
+        self.n, self.mean, self.scatter = n, mean, scatter
+
+    def __add__(self, other):
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.n / n)
+        scatter = self.scatter + other.scatter + np.outer(delta, delta) * (self.n * other.n / n)
+        return _Scatter(n, mean, scatter)
+
+
+def _scatter(X, offset):
+    """Pass 1 of the two-pass fit on a chunk (n_b, d): O(n_b d²)."""
+    X = check_array(X.toarray() if hasattr(X, "toarray") else X, "X", ndim=2, min_rows=1)
     mean = X.mean(axis=0)
     Xc = X - mean
-    cov = Xc.T @ Xc / n
+    return _Scatter(X.shape[0], mean, Xc.T @ Xc)
+
+
+def _noise_space(stats, k):
+    """Noise eigenvalues and vectors, σ̄² and M2 from pass 1's (n, mean, scatter)."""
+    n, mean = stats.n, stats.mean
+    d = mean.shape[0]
+    r = d - k + 1
+    cov = stats.scatter / n
     evals, evecs = sla.eigh(cov)
     noise = evals[:r]
     sigma2_bar = float(noise.mean())
-    proj2 = ((Xc @ evecs[:, :r]) ** 2).mean(axis=1)   # (1/r) Σ_a (u_a^T (x - mean))^2
-    m_tilde = X.T @ proj2 / n
     M2 = cov + np.outer(mean, mean) - sigma2_bar * np.eye(d)
-    return {"mean": mean, "sigma2_bar": sigma2_bar, "m_tilde": m_tilde, "M2": M2,
-            "noise_eigenvalues": noise, "total_variance": float(np.sum(evals))}
+    return {"n": n, "mean": mean, "sigma2_bar": sigma2_bar, "M2": M2, "noise_eigenvalues": noise,
+            "noise_vectors": evecs[:, :r], "total_variance": float(np.sum(evals))}
+
+
+def _m_tilde_sum(X, offset, mean, U):
+    r""":math:`\sum_i x_i\,\frac1r\sum_a(u_a^\top(x_i-\bar x))^2` over a chunk, (d,)."""
+    proj2 = ((X - mean) @ U) ** 2
+    return X.T @ proj2.mean(axis=1)
+
+
+class _Pass2:
+    """Pass 2 of the two-pass fit on a chunk: the sum behind m̃ and the whitened triples."""
+
+    def __init__(self, m_sum, triples):
+        self.m_sum, self.triples = m_sum, triples
+
+    def __add__(self, other):
+        t = _WhitenedTripleSum(self.triples.Ws)
+        t.total, t.exponent = self.triples.merged(other.triples)
+        return _Pass2(self.m_sum + other.m_sum, t)
+
+
+def _pass2(X, offset, mean, U, W):
+    X = check_array(X.toarray() if hasattr(X, "toarray") else X, "X", ndim=2, min_rows=1)
+    acc = _WhitenedTripleSum([W, W, W])
+    acc.add(X, X, X)
+    return _Pass2(_m_tilde_sum(X, offset, mean, U), acc)
 
 
 def whitened_third_moment(X, W, m_tilde):
@@ -153,6 +211,16 @@ class SpectralGMM(DensityMixin, _Estimator):
     n_restarts, n_iterations : int
         Passed to :func:`mvlib.tensor_power_method`.
     random_state : None, int or numpy.random.Generator
+    moments : {"two-pass", "one-pass"}, default "two-pass"
+        ``"two-pass"``: pass 1 gives the covariance and its noise eigenspace, pass 2 the
+        statistic :math:`\tilde m` and the whitened third moment (memory O(d² + k³)).
+        ``"one-pass"``: one pass over the data accumulates the moments of the sketch
+        :math:`y=\Omega^\top x` (:class:`mvlib.scale.SketchedMoments`: memory O(d K + K³)); the
+        theorem is applied in the sketch and the means carried back through
+        :math:`E[xy^\top]` (:doc:`/chapters/11_moments_at_scale`). Streams need it.
+    sketch_dim : int, optional
+        K for ``moments="one-pass"`` (default min(d, 2k + 10); k ≤ K ≤ d). With K = d the
+        one-pass fit equals the two-pass one up to rounding.
 
     Attributes
     ----------
@@ -190,39 +258,113 @@ class SpectralGMM(DensityMixin, _Estimator):
     """
 
     def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
-                 n_iterations=100, random_state=None):
+                 n_iterations=100, random_state=None, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.n_restarts = n_restarts
         self.n_iterations = n_iterations
         self.random_state = random_state
+        self.moments = moments
+        self.sketch_dim = sketch_dim
 
     def fit(self, X, y=None):
-        """Estimate the parameters from X (n_samples, n_features); returns ``self``."""
+        """Estimate the parameters from X (n_samples, n_features); returns ``self``.
+
+        ``X`` is an array, a ``dask.array`` chunked by rows (the moments are Dask reductions on the
+        active scheduler; the data stay on the workers), or, with ``moments="one-pass"``, a stream:
+        an iterator of (n_b, n_features) chunks, read once (:func:`mvlib.scale.row_chunks`).
+        """
         k = check_positive_int(self.n_components, "n_components")
         if self.covariance_type != "spherical":
             raise ValueError(f"covariance_type must be 'spherical', got {self.covariance_type!r}")
+        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
         rng = check_random_state(self.random_state)
-        X = check_array(X, "X", ndim=2, min_rows=2)
-        e = scale_exponent(X)
-        if e != 0:   # extreme scale: fit X / 2**e (exact), then scale the parameters back
-            return self.fit(scaled(X, e))._unscale_parameters(e)
-        n, d = X.shape
+        if source_kind(X) == "memory":
+            X = check_array(X, "X", ndim=2, min_rows=2)
+            e = scale_exponent(X)
+            if e != 0:   # extreme scale: fit X / 2**e (exact), then scale the parameters back
+                return self.fit(scaled(X, e))._unscale_parameters(e)
+            n, d = X.shape
+        else:
+            require_two_passes(X, moments)
+            d, X = n_features_of(X)
+            n = None
         if k > d:
             raise ValueError(
                 f"n_components={k} exceeds n_features={d}: the means must be linearly independent, "
                 "so k <= d (Hsu & Kakade 2013, Thm. 2)")
-        if k == 1:
+        if moments == "one-pass":
+            return self._fit_one_pass(X, k, d, sketch_dim, rng)
+        if k == 1 and n is not None:
             return self._fit_one(X)
+        stats = reduce_rows(X, _scatter)      # pass 1: mean and centred scatter
+        n = stats.n
+        if k == 1:
+            return self._set_one(stats.mean, float(np.trace(stats.scatter)) / (n * d), d)
+        self._warn_square(k, d)
+        if n <= d:
+            raise ValueError(f"X has {n} rows but more than n_features={d} are needed to estimate the covariance")
+        mom = _noise_space(stats, k)
+        W = self._whiten(mom, k, d, n)
+        part = reduce_rows(X, _pass2, mom["mean"], mom["noise_vectors"], W)   # pass 2
+        m_tilde = part.m_sum / n
+        T = part.triples.result(n) - third_order_correction(W.T @ m_tilde, W.T @ W)
+        lam, V = self._decompose(T, k, rng)
+        means = dewhiten(W, V, lam)  # (d, k)
+        return self._set(means, lam, means, m_tilde, mom["sigma2_bar"], d)
+
+    def _fit_one_pass(self, X, k, d, sketch_dim, rng):
+        r"""One pass: the moments of :math:`y=\Omega^\top x` (K dimensions, a spherical mixture
+        again since :math:`\Omega` has orthonormal columns), Theorem 2 applied in the sketch, the
+        means carried back by :func:`mvlib.scale.sketch_dewhiten` with
+        :math:`C=E[xy^\top]-\bar\sigma^2\Omega=\mathcal M_2\Omega`."""
+        omega = resolve_sketch(sketch_dim, k, d, rng)
+        K = omega.shape[1]
+        acc = reduce_rows(X, SketchedMoments.partial, omega)
+        n = acc.n
+        if n < 2:
+            raise ValueError(f"X has {n} rows; at least 2 are required")
+        mean = acc.mean()
+        if k == 1:
+            return self._set_one(mean, (acc.sum_sq / n - float(mean @ mean)) / d, d)
+        self._warn_square(k, d)
+        if K == k < d:
+            warnings.warn(
+                f"sketch_dim={K} equals n_components={k}: the noise variance is read off a single "
+                "eigenvalue of the sketched covariance, so the spherical model cannot be checked; "
+                "sketch_dim > n_components (default 2k + 10) is recommended", UserWarning, stacklevel=2)
+        if n <= K:
+            raise ValueError(f"X has {n} rows but more than sketch_dim={K} are needed to estimate the covariance")
+        m_y, S_y = omega.T @ mean, acc.second()
+        cov = S_y - np.outer(m_y, m_y)
+        evals, evecs = sla.eigh(0.5 * (cov + cov.T))
+        r = K - k + 1
+        sigma2_bar = float(evals[:r].mean())
+        mom = {"mean": m_y, "sigma2_bar": sigma2_bar, "M2": S_y - sigma2_bar * np.eye(K),
+               "noise_eigenvalues": evals[:r], "total_variance": float(np.sum(evals))}
+        W = self._whiten(mom, k, K, n)
+        # m~ in the sketch from the third moment: E[y (u^T(y - m))^2] averaged over the noise space
+        P = evecs[:, :r] @ evecs[:, :r].T / r
+        T3 = acc.third()
+        m_tilde = np.einsum("pqr,qr->p", T3, P) - 2 * S_y @ (P @ m_y) + m_y * float(m_y @ P @ m_y)
+        T = multilinear(T3, W, W, W) - third_order_correction(W.T @ m_tilde, W.T @ W)
+        lam, V = self._decompose(T, k, rng)
+        sketched = dewhiten(W, V, lam)                        # (K, k): Ω^T μ_h
+        means = sketch_dewhiten(acc.cross() - sigma2_bar * omega, W, V, lam)
+        return self._set(means, lam, sketched, m_tilde, sigma2_bar, d)
+
+    @staticmethod
+    def _warn_square(k, d):
         if k == d:
             warnings.warn(
                 f"n_components={k} equals n_features={d}: the noise variance is read off a single "
                 "covariance eigenvalue, so the spherical model cannot be checked on these data "
                 "(the d - k + 1 smallest eigenvalues should be equal); d > k is recommended",
-                UserWarning, stacklevel=2)
-        if n <= d:
-            raise ValueError(f"X has {n} rows but more than n_features={d} are needed to estimate the covariance")
-        mom = spherical_moments(X, k)
+                UserWarning, stacklevel=3)
+
+    @staticmethod
+    def _whiten(mom, k, d, n):
+        """Whitening of M2 after the positive-variance and rank checks (d: working dimension)."""
         if not mom["sigma2_bar"] > 16 * d * np.finfo(float).eps * mom["total_variance"]:
             raise ValueError(
                 f"X has no variance outside the span of the means: the {d - k + 1} smallest "
@@ -239,26 +381,42 @@ class SpectralGMM(DensityMixin, _Estimator):
                 f"n_components={k} exceeds the number of components these data identify: the "
                 f"eigenvalue number {k} of M2 ({m2_evals[-1]:.3g}) is within the noise level ({level:.3g}); "
                 "the means must be linearly independent (rank condition)")
-        T = whitened_third_moment(X, W, mom["m_tilde"])
+        return W
+
+    def _decompose(self, T, k, rng):
         cp = tensor_power_method(T, k, n_restarts=self.n_restarts, n_iterations=self.n_iterations,
                                  random_state=rng)
         lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
         if np.any(lam <= 0):
             raise ValueError("the whitened third moment has a non-positive eigenvalue: the data do not "
                              "look like a mixture of n_components spherical Gaussians with independent means")
-        means = dewhiten(W, V, lam)  # (d, k)
+        return lam, V
+
+    def _set(self, means, lam, working_means, m_tilde, sigma2_bar, d):
+        """Weights λ^-2, variances from M diag(w) σ² = m~ (in the working coordinates), sorted."""
         weights = lam ** -2.0
         weights = weights / weights.sum()
-        var, *_ = np.linalg.lstsq(means * weights, mom["m_tilde"], rcond=None)
-        floor = 1e-6 * max(mom["sigma2_bar"], np.finfo(float).tiny)
+        var, *_ = np.linalg.lstsq(working_means * weights, m_tilde, rcond=None)
+        floor = 1e-6 * max(sigma2_bar, np.finfo(float).tiny)
         if np.any(var < floor):
             warnings.warn(f"{int(np.sum(var < floor))} estimated component variances were not positive "
-                          f"and were raised to {floor:.1e}", RuntimeWarning, stacklevel=2)
+                          f"and were raised to {floor:.1e}", RuntimeWarning, stacklevel=3)
             var = np.maximum(var, floor)
         order = np.argsort(-weights, kind="stable")
         self.means_ = means.T[order]
         self.weights_ = weights[order]
         self.covariances_ = var[order]
+        self.precisions_ = 1.0 / self.covariances_
+        self.n_features_in_ = d
+        return self
+
+    def _set_one(self, mean, var, d):
+        if not (np.isfinite(var) and var > 0):
+            raise ValueError(f"X has a total variance of {var!r}: one spherical Gaussian needs a "
+                             "positive, finite variance (the rows of X are all equal, or too large)")
+        self.means_ = np.asarray(mean)[None, :]
+        self.weights_ = np.ones(1)
+        self.covariances_ = np.array([var])
         self.precisions_ = 1.0 / self.covariances_
         self.n_features_in_ = d
         return self
@@ -276,15 +434,7 @@ class SpectralGMM(DensityMixin, _Estimator):
         top = float(np.max(np.abs(Xc)))
         s = 2.0 ** np.floor(np.log2(top)) if top > 0 and np.isfinite(top) else 1.0
         var = float(np.mean((Xc / s) ** 2)) * s * s
-        if not (np.isfinite(var) and var > 0):
-            raise ValueError(f"X has a total variance of {var!r}: one spherical Gaussian needs a "
-                             "positive, finite variance (the rows of X are all equal, or too large)")
-        self.means_ = mean[None, :]
-        self.weights_ = np.ones(1)
-        self.covariances_ = np.array([var])
-        self.precisions_ = 1.0 / self.covariances_
-        self.n_features_in_ = d
-        return self
+        return self._set_one(mean, var, d)
 
     def _unscale_parameters(self, e):
         """Parameters fitted on X / 2**e, scaled back to X (named error if float64 cannot hold them)."""

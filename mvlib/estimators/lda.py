@@ -16,10 +16,17 @@ from .._validation import check_counts, check_positive_int, check_random_state
 from ..lda_moments import (
     LDASecondMoment,
     _check_alpha0,
+    dirichlet_corrected_third,
+    dirichlet_pairs_product,
     drop_short_documents,
     lda_decompose,
     lda_whitened_third_moment,
+    top_eigenpairs,
 )
+from ..moments import SymmetricOperator
+from ..scale import (SketchedCountMoments, SourceCountPairs, check_moments, count_documents, n_features_of,
+                     reduce_rows, require_two_passes, resolve_sketch, source_kind)
+from ..tensors import multilinear
 from ._base import _CountData, _Estimator
 
 __all__ = ["SpectralLDA"]
@@ -59,6 +66,14 @@ class SpectralLDA(_CountData, TransformerMixin, _Estimator):
         Concentration :math:`\alpha_0=\sum_h\alpha_h` of the Dirichlet prior (assumed known, as
         in the paper; :math:`\alpha_0\to0` is the single-topic model).
     random_state : None, int or numpy.random.Generator
+    moments : {"two-pass", "one-pass"}, default "two-pass"
+        ``"two-pass"``: steps 1–4 above (the randomized whitening reads the data q + 2 times, the
+        third moment once more). ``"one-pass"``: one pass accumulates the sketched moments of
+        :math:`y=\Omega^\top c` (:class:`mvlib.scale.SketchedCountMoments`), the corrections and an
+        exact whitening are applied in the sketch and the topics carried back through
+        :math:`\hat{\mathcal M}_2\Omega` (:doc:`/chapters/11_moments_at_scale`). Streams need it.
+    sketch_dim : int, optional
+        K for ``moments="one-pass"`` (default min(d, 2k + 10)).
 
     Attributes
     ----------
@@ -79,10 +94,12 @@ class SpectralLDA(_CountData, TransformerMixin, _Estimator):
     and O(nnz + d p + k³ + n k) memory: no n_words × n_words array. ``X`` is not modified.
     """
 
-    def __init__(self, n_components, alpha0=1.0, *, random_state=None):
+    def __init__(self, n_components, alpha0=1.0, *, random_state=None, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
         self.alpha0 = alpha0
         self.random_state = random_state
+        self.moments = moments
+        self.sketch_dim = sketch_dim
 
     def fit(self, X, y=None):
         """Estimate ``topic_word_`` and ``alpha_`` from counts ``X`` (n_docs, n_words); returns ``self``.
@@ -92,13 +109,50 @@ class SpectralLDA(_CountData, TransformerMixin, _Estimator):
         """
         k = check_positive_int(self.n_components, "n_components")
         alpha0 = _check_alpha0(self.alpha0)
+        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
         rng = check_random_state(self.random_state)
-        X, _lengths, n_skipped = drop_short_documents(X, 3, "X")
-        if k > X.shape[1]:
-            raise ValueError(f"n_components={k} exceeds the vocabulary size {X.shape[1]} (columns of X)")
-        M2 = LDASecondMoment(X, alpha0)
-        mu, alpha, _lam = lda_decompose(M2, lambda W: lda_whitened_third_moment(X, W, alpha0), k, alpha0,
-                                        random_state=rng)
+        kind = source_kind(X)
+        if kind == "memory":
+            X, _lengths, n_skipped = drop_short_documents(X, 3, "X")
+            d = X.shape[1]
+        else:
+            require_two_passes(X, moments)
+            d, X = n_features_of(X)
+        if k > d:
+            raise ValueError(f"n_components={k} exceeds the vocabulary size {d} (columns of X)")
+        if moments == "one-pass":
+            omega = resolve_sketch(sketch_dim, k, d, rng)
+            acc = reduce_rows(X, SketchedCountMoments.partial, omega, True)
+            if kind == "memory":     # short documents were dropped (and reported) above
+                n_skipped += acc.n_skipped
+            else:
+                n_skipped = self._warn_skipped(acc.n_skipped, acc.n + acc.n_skipped)
+            acc._require()
+            m1 = acc.mean()
+            m_y = omega.T @ m1
+            C = acc.pairs_cross() - alpha0 / (alpha0 + 1.0) * np.outer(m1, m_y)    # M2 Ω (d, K)
+            s, U = top_eigenpairs(omega.T @ C, k, "the sketched Dirichlet-corrected second moment M2")
+            W = U / np.sqrt(s)[None, :]                                           # exact, in the sketch
+            B = C @ W                                                             # (W^T)^+ in R^d
+            Q, T3 = acc.pairs_sketch(), acc.triples_sketch()
+            third = lambda W: dirichlet_corrected_third(multilinear(T3, W, W, W), W.T @ Q @ W, W.T @ m_y, alpha0)
+            mu, alpha, _lam = lda_decompose(None, third, k, alpha0, random_state=rng, whitening=(W, B))
+        elif kind == "memory":
+            M2 = LDASecondMoment(X, alpha0)
+            mu, alpha, _lam = lda_decompose(M2, lambda W: lda_whitened_third_moment(X, W, alpha0), k, alpha0,
+                                            random_state=rng)
+        else:       # the same moments as Dask reductions: a pass per product with M2, one for M3(W, W, W)
+            n, skipped = count_documents(X, skip_short=True)
+            n_skipped = self._warn_skipped(skipped, n + skipped)
+            if n < 2:
+                raise ValueError(f"X has {n} documents with at least 3 words; at least 2 are required")
+            def third(W):
+                acc = reduce_rows(X, SketchedCountMoments.partial, W, True)
+                return dirichlet_corrected_third(acc.triples_sketch(), acc.pairs_sketch(), W.T @ acc.mean(), alpha0)
+
+            mean = reduce_rows(X, _mean_partial) / n
+            M2 = _DirichletPairs(SourceCountPairs(X, n, d, skip_short=True), mean, alpha0)
+            mu, alpha, _lam = lda_decompose(M2, third, k, alpha0, random_state=rng)
         if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(alpha))):
             raise RuntimeError("the estimated topics are not finite; the moments are too noisy or degenerate")
         pos = np.maximum(mu, 0.0)
@@ -117,8 +171,16 @@ class SpectralLDA(_CountData, TransformerMixin, _Estimator):
         self.alpha_ = alpha
         self.clipped_mass_ = clipped
         self.n_skipped_ = n_skipped
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = d
         return self
+
+    @staticmethod
+    def _warn_skipped(n_skipped, n_total):
+        if n_skipped:
+            warnings.warn(
+                f"{n_skipped} of {n_total} documents have fewer than 3 words and were skipped "
+                "(third-order moments need 3 distinct word positions)", UserWarning, stacklevel=3)
+        return n_skipped
 
     # ------------------------------------------------------------------ inference
     def _check_X(self, X):
@@ -184,6 +246,24 @@ class SpectralLDA(_CountData, TransformerMixin, _Estimator):
     def perplexity(self, X):
         """``exp(-score(X))``: the per-word perplexity under the plug-in approximation of :meth:`score`."""
         return float(np.exp(-self.score(X)))
+
+
+def _mean_partial(X, offset):
+    """Σ_d c_d/ℓ_d over the documents of a chunk with at least 3 words, (d,)."""
+    X, lengths = check_counts(X, "X", min_length=0, min_rows=1)
+    w = np.where(lengths >= 3, 1.0 / np.maximum(lengths, 1.0), 0.0)
+    return np.asarray(X.T @ w).ravel()
+
+
+class _DirichletPairs(SymmetricOperator):
+    """M2 = Pairs − α0/(α0+1) m1 m1ᵀ on top of any implicit Pairs operator (here: Dask passes)."""
+
+    def __init__(self, pairs, mean, alpha0):
+        self.pairs, self.mean, self.alpha0 = pairs, mean, alpha0
+        super().__init__(dtype=np.float64, shape=pairs.shape)
+
+    def _matmat(self, V):
+        return dirichlet_pairs_product(self.pairs.__matmul__, self.mean, self.alpha0, V)
 
 
 def _row_sum(values, rows, n):

@@ -14,13 +14,15 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._validation import check_views, scale_exponent, scaled, unscale
+from .._validation import check_array, check_views, scale_exponent, scaled, unscale
+from ..moments import _triple_product, whitened_triples
 from ..moments import pairs as _pairs
-from ..moments import whitened_triples
 from ..observable import algorithm_b, mixture_weights, view_bases
-from ..power import tensor_power_method
+from ..scale import (SketchedViewMoments, Sums, check_moments, n_features_of, rademacher_slice, reduce_rows,
+                     require_two_passes, resolve_sketch, source_kind, source_rows)
+from ..tensors import multilinear
 from ..whitening import dewhiten, symmetrize_views, whitening_matrix
-from ._base import _clip_weights, _Estimator, _rademacher, _warn_noise_level
+from ._base import _clip_weights, _Estimator, _power_decomposition, _rademacher, _warn_noise_level
 
 __all__ = ["MultiViewMixture"]
 
@@ -60,6 +62,14 @@ class MultiViewMixture(_Estimator):
         are closer than ``min_gap`` × the largest absolute eigenvalue, or complex.
     max_retries : int, default 20
         Redraws of Θ before giving up with ``RuntimeError``.
+    moments : {"two-pass", "one-pass"}, default "two-pass"
+        ``"two-pass"``: pass 1 gives the pairs matrices and the bases, pass 2 the projected
+        moments. ``"one-pass"`` (with ``method="tensor"``): one pass accumulates the moments of the
+        sketches :math:`y_v=\Omega_v^\top x_v` and the cross moments that carry the bases back
+        (:class:`mvlib.scale.SketchedViewMoments`, memory O(Σ d_v K + K³);
+        :doc:`/chapters/11_moments_at_scale`). Streams need it.
+    sketch_dim : int, optional
+        K per view for ``moments="one-pass"`` (default min(d_v, 2k + 10)).
 
     Attributes
     ----------
@@ -80,12 +90,14 @@ class MultiViewMixture(_Estimator):
     """
 
     def __init__(self, n_components, method="observable", random_state=None, *,
-                 min_gap=0.02, max_retries=20):
+                 min_gap=0.02, max_retries=20, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
         self.method = method
         self.random_state = random_state
         self.min_gap = min_gap
         self.max_retries = max_retries
+        self.moments = moments
+        self.sketch_dim = sketch_dim
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -97,36 +109,110 @@ class MultiViewMixture(_Estimator):
         """Estimate ``means_`` and ``weights_`` from ``views = [X1, X2, X3]``; returns ``self``.
 
         ``X_v`` are (n_samples, d_v) arrays or scipy.sparse matrices with the same
-        rows (one sample per row); ``y`` is ignored.
+        rows (one sample per row), or three ``dask.array`` s chunked by rows (the moments are
+        Dask reductions; the data stay on the workers), or, with ``moments="one-pass"``, a stream:
+        an iterator of ``(X1_chunk, X2_chunk, X3_chunk)``, read once. ``y`` is ignored.
         """
         k, rng = self._check_common()
-        X1, X2, X3 = check_views(views, n_views=3, min_rows=2)
-        es = [scale_exponent(X) for X in (X1, X2, X3)]
-        if any(es):   # views of extreme scale: fit them divided by exact powers of two, scale the means back
-            self.fit([scaled(X, e) for X, e in zip((X1, X2, X3), es)])
-            self.means_ = [unscale(M, e, f"X{v}", "the means") for v, (M, e) in enumerate(zip(self.means_, es), 1)]
-            return self
-        n = X1.shape[0]
-        P12, P13 = _pairs(X1, X2), _pairs(X1, X3)
+        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
+        if moments == "one-pass" and self.method != "tensor":
+            raise ValueError("moments='one-pass' needs method='tensor': Algorithm B's weights and bases use "
+                             "the exact singular vectors of the pairs matrices, which one pass cannot give")
+        kind = source_kind(views)
+        if kind == "memory":
+            X1, X2, X3 = check_views(views, n_views=3, min_rows=2)
+            es = [scale_exponent(X) for X in (X1, X2, X3)]
+            if any(es):   # views of extreme scale: fit them divided by exact powers of two, scale the means back
+                self.fit([scaled(X, e) for X, e in zip((X1, X2, X3), es)])
+                self.means_ = [unscale(M, e, f"X{v}", "the means")
+                               for v, (M, e) in enumerate(zip(self.means_, es), 1)]
+                return self
+            data, n = (X1, X2, X3), X1.shape[0]
+            dims = [X.shape[1] for X in data]
+        else:
+            require_two_passes(views, moments, "views")
+            dims, data = n_features_of(views, "views")
+            if not isinstance(dims, list) or len(dims) != 3:
+                raise ValueError("views must be three views [X1, X2, X3] (a stream yields 3-tuples of chunks)")
+            n = source_rows(data)
+        if moments == "one-pass":
+            return self._fit_one_pass(data, k, dims, sketch_dim, rng)
+        if kind == "memory":
+            P12, P13 = _pairs(X1, X2), _pairs(X1, X3)
+            eps = _rademacher(n)
+            noise = []
+            for Xa, Xb in ((X1, X2), (X1, X3)):
+                Xb_eps = (sp.diags(eps) @ Xb) if sp.issparse(Xb) else Xb * eps[:, None]
+                E = Xa.T @ Xb_eps
+                noise.append((E.toarray() if sp.issparse(E) else np.asarray(E)) / n)
+        else:                 # pass 1 as a Dask reduction: the pairs and their sign-weighted copies
+            s1 = reduce_rows(list(data), _pass1, n, what="views")
+            P12, P13 = s1["p12"] / n, s1["p13"] / n
+            noise = [s1["e12"] / n, s1["e13"] / n]
         Us = view_bases(P12, P13, k)
-        eps = _rademacher(n)
-        for name, Xa, Xb, P in (("P12", X1, X2, P12), ("P13", X1, X3, P13)):
-            Xb_eps = (sp.diags(eps) @ Xb) if sp.issparse(Xb) else Xb * eps[:, None]
-            E = Xa.T @ Xb_eps
-            E = (E.toarray() if sp.issparse(E) else np.asarray(E)) / n
-            U, s, Vt = sla.svd(P, full_matrices=False)
-            _warn_noise_level(k, s[k - 1], E, U[:, :k - 1], Vt[:k - 1].T, f"the pairs matrix {name}")
-        Ys = [np.asarray(Xv @ U) for Xv, U in zip((X1, X2, X3), Us)]
-        Pt = {(a, b): Ys[a].T @ Ys[b] / n for a, b in ((0, 1), (0, 2), (1, 2))}
-        means_proj = [Y.mean(axis=0) for Y in Ys]
+        for name, P, E in (("P12", P12, noise[0]), ("P13", P13, noise[1])):
+            U, sv, Vt = sla.svd(P, full_matrices=False)
+            _warn_noise_level(k, sv[k - 1], E, U[:, :k - 1], Vt[:k - 1].T, f"the pairs matrix {name}")
+        if kind == "memory":
+            Ys = [np.asarray(Xv @ U) for Xv, U in zip(data, Us)]
+            Pt = {(a, b): Ys[a].T @ Ys[b] / n for a, b in ((0, 1), (0, 2), (1, 2))}
+            means_proj = [Y.mean(axis=0) for Y in Ys]
+            variances = [Y.var(axis=0) for Y in Ys]
+
+            def triples(Ms=None):
+                Ws = Us if Ms is None else [U @ M for U, M in zip(Us, Ms)]
+                return whitened_triples(X1, X2, X3, *Ws)
+        else:                 # pass 2: the projected moments y_v = U_v^T x_v, all of them at once
+            s2 = reduce_rows(list(data), _pass2, *Us, what="views")
+            Pt = {(a, b): s2[f"y{a}y{b}"] / n for a, b in ((0, 1), (0, 2), (1, 2))}
+            means_proj = [s2[f"y{v}"] / n for v in range(3)]
+            variances = [s2[f"yy{v}"] / n - m ** 2 for v, m in enumerate(means_proj)]
+            T_U = s2["y012"] / n
+
+            def triples(Ms=None):
+                return T_U if Ms is None else multilinear(T_U, *Ms)
+        return self._from_projected(Us, Pt, means_proj, variances, triples, k, rng, dims)
+
+    def _fit_one_pass(self, data, k, dims, sketch_dim, rng):
+        r"""One pass over the three views: the sketched moments of :math:`y_v=\Omega_v^\top x_v`
+        (:class:`mvlib.scale.SketchedViewMoments`), the tensor route in the sketch, and the
+        bases carried back through the cross moments: with :math:`\Omega_1^\top P_{12}\Omega_2
+        =U_1^yS\,U_2^{y\top}`, :math:`U_1=E[x_1y_2^\top]U_2^yS^{-1}`,
+        :math:`U_2=E[x_2y_1^\top]U_1^yS^{-1}` and likewise :math:`U_3` from :math:`P_{13}`
+        (with K = d exactly the two-pass bases)."""
+        omegas = [resolve_sketch(sketch_dim, k, d, rng) for d in dims]
+        acc = reduce_rows(list(data) if isinstance(data, (list, tuple)) else data,
+                          SketchedViewMoments.partial, *omegas, what="views")
+        n = acc.n
+        if n < 2:
+            raise ValueError(f"views have {n} rows; at least 2 are required")
+        Q12, Q13, Q23 = acc.sketched_pairs()
+        U1, U2, U3 = view_bases(Q12, Q13, k)
+        for name, Q, E in (("P12", Q12, acc.noise12 / n), ("P13", Q13, acc.noise13 / n)):
+            U, sv, Vt = sla.svd(Q, full_matrices=False)
+            _warn_noise_level(k, sv[k - 1], E, U[:, :k - 1], Vt[:k - 1].T, f"the sketched pairs matrix {name}")
+        Pt = {(0, 1): U1.T @ Q12 @ U2, (0, 2): U1.T @ Q13 @ U3, (1, 2): U2.T @ Q23 @ U3}
+        T_y = acc.y123 / n
+
+        def triples(Ms):
+            return multilinear(T_y, U1 @ Ms[0], U2 @ Ms[1], U3 @ Ms[2])
+
+        s12 = np.diag(Pt[0, 1])
+        G13 = Q13 @ U3
+        bases = [acc.x1y2 / n @ U2 / s12, acc.x2y1 / n @ U1 / s12,
+                 acc.x3y1 / n @ G13 / np.sum(G13 ** 2, axis=0)]
+        return self._from_projected(bases, Pt, None, None, triples, k, rng, dims)
+
+    def _from_projected(self, Us, Pt, means_proj, variances, triples, k, rng, dims):
+        """Everything after the projection: Algorithm B or the tensor route in the k-dimensional
+        coordinates, the means ``U_v A_v`` in the views' spaces."""
         if self.method == "observable":
-            T = whitened_triples(X1, X2, X3, *Us)
-            A, info = algorithm_b(T, Pt[0, 1], Pt[0, 2], Pt[1, 2], random_state=rng,
+            A, info = algorithm_b(triples(), Pt[0, 1], Pt[0, 2], Pt[1, 2], random_state=rng,
                                   min_gap=self.min_gap, max_retries=self.max_retries, return_info=True)
             self.n_retries_ = info["n_retries"]
             # Appendix B.5 per view, stacked; each view's rows divided by its RMS standard
             # deviation so that no view dominates by its units (mixture_weights)
-            scales = [max(float(np.sqrt(Y.var(axis=0).mean())), np.finfo(float).tiny) for Y in Ys]
+            scales = [max(float(np.sqrt(v.mean())), np.finfo(float).tiny) for v in variances]
             weights = _clip_weights(mixture_weights(A, means_proj, scales))
         else:
             S1, S2 = symmetrize_views(Pt[0, 1], Pt[0, 2], Pt[1, 2])
@@ -139,14 +225,8 @@ class MultiViewMixture(_Estimator):
                     f"symmetrised second moment E[x~1 x~2^T] = M3 diag(w) M3^T has only {rank} positive eigenvalues"
                 )
             W = whitening_matrix(S_pair, k)
-            T = whitened_triples(X1, X2, X3, Us[0] @ (S1.T @ W), Us[1] @ (S2.T @ W), Us[2] @ W)
-            cp = tensor_power_method(T, k, random_state=rng)
-            lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
-            if np.any(lam <= 0):
-                raise RuntimeError(
-                    "the tensor power method found a non-positive eigenvalue; the whitened moment is "
-                    "not close to orthogonally decomposable (too few samples or n_components too large)"
-                )
+            T = triples((S1.T @ W, S2.T @ W, W))
+            lam, V = _power_decomposition(T, k, rng)
             C = dewhiten(W, V, lam)
             A = [sla.solve(S1, C), sla.solve(S2, C), C]
             weights = _clip_weights(lam ** -2.0)
@@ -157,6 +237,27 @@ class MultiViewMixture(_Estimator):
                 raise RuntimeError(f"the estimated means of view {v} are not finite; estimation failed")
         self.means_ = [M.T.copy() for M in means]
         self.weights_ = weights
-        self.n_features_in_ = [Xv.shape[1] for Xv in (X1, X2, X3)]
+        self.n_features_in_ = list(dims)
         return self
 
+
+def _dense(X, name):
+    X = X.toarray() if sp.issparse(X) else X
+    return check_array(X, name, ndim=2, min_rows=1)
+
+
+def _pass1(X1, X2, X3, offset, n_total):
+    """Pass 1 on a chunk: sums of x1 x2^T, x1 x3^T and their copies weighted by the balanced signs."""
+    X1, X2, X3 = (_dense(X, f"X{v}") for v, X in enumerate((X1, X2, X3), 1))
+    eps = rademacher_slice(n_total, offset, X1.shape[0])[:, None]
+    return Sums(X1.shape[0], p12=X1.T @ X2, p13=X1.T @ X3, e12=X1.T @ (X2 * eps), e13=X1.T @ (X3 * eps))
+
+
+def _pass2(X1, X2, X3, offset, U1, U2, U3):
+    """Pass 2 on a chunk: moments of the projections y_v = U_v^T x_v (k numbers per view)."""
+    Ys = [_dense(X, f"X{v}") @ U for v, (X, U) in enumerate(zip((X1, X2, X3), (U1, U2, U3)), 1)]
+    out = {f"y{a}y{b}": Ys[a].T @ Ys[b] for a, b in ((0, 1), (0, 2), (1, 2))}
+    for v, Y in enumerate(Ys):
+        out[f"y{v}"], out[f"yy{v}"] = Y.sum(axis=0), (Y ** 2).sum(axis=0)
+    out["y012"] = _triple_product(*Ys)
+    return Sums(Ys[0].shape[0], **out)

@@ -20,10 +20,11 @@ from scipy.special import logsumexp
 from .._validation import check_counts, check_identifiable_rank
 from ..moments import CountPairsOperator, count_mean, count_pairs, count_whitened_triples
 from ..observable import algorithm_a, algorithm_b, _fix_signs
-from ..power import tensor_power_method
+from ..scale import (SketchedCountMoments, SourceCountPairs, check_moments, count_documents, n_features_of,
+                     reduce_rows, require_two_passes, resolve_sketch, sketch_dewhiten, source_kind)
 from ..tensors import multilinear
 from ..whitening import dewhiten, whitening_matrix
-from ._base import _clip_weights, _CountData, _Estimator, _rademacher, _warn_noise_level
+from ._base import _clip_weights, _CountData, _Estimator, _power_decomposition, _rademacher, _warn_noise_level
 
 __all__ = ["SpectralTopicModel"]
 
@@ -78,6 +79,10 @@ def _project_simplex_rows(B):
     return pos / total[:, None], float(np.max(neg / (total + neg)))
 
 
+def _power(T, k, rng):
+    return _power_decomposition(T, k, rng, "documents")
+
+
 def _count_pairs_noise(X):
     r"""Symmetrised sampling error of :func:`mvlib.count_pairs`:
     :math:`\frac1n\sum_d\varepsilon_d(c_dc_d^\top-\operatorname{diag}c_d)/(\ell_d(\ell_d-1))`
@@ -126,6 +131,14 @@ class SpectralTopicModel(_CountData, _Estimator):
         ``min_gap`` × the largest absolute eigenvalue, or complex.
     max_retries : int, default 20
         Redraws of Θ before giving up with ``RuntimeError``.
+    moments : {"two-pass", "one-pass"}, default "two-pass"
+        ``"one-pass"`` (with ``method="tensor"``): one pass accumulates the sketched unbiased
+        moments of :math:`y=\Omega^\top c` with their diagonal corrections
+        (:class:`mvlib.scale.SketchedCountMoments`, memory O(d K + K³)); see
+        :doc:`/chapters/11_moments_at_scale`. Streams need it.
+    sketch_dim : int, optional
+        K for ``moments="one-pass"`` (default min(d, 2k + 10)); with K = d the one-pass fit equals
+        the two-pass tensor route up to rounding.
 
     Attributes
     ----------
@@ -152,33 +165,65 @@ class SpectralTopicModel(_CountData, _Estimator):
     """
 
     def __init__(self, n_components, method="observable", random_state=None, *,
-                 variant="B", min_gap=0.02, max_retries=20):
+                 variant="B", min_gap=0.02, max_retries=20, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
         self.method = method
         self.random_state = random_state
         self.variant = variant
         self.min_gap = min_gap
         self.max_retries = max_retries
+        self.moments = moments
+        self.sketch_dim = sketch_dim
 
     def fit(self, X, y=None):
         """Estimate ``topic_word_`` and ``weights_`` from counts ``X`` (n_docs, n_words); returns ``self``.
 
         ``X`` is dense or scipy.sparse, non-negative integers, every document with at
-        least 3 words (third-order moments); ``y`` is ignored.
+        least 3 words (third-order moments); or a ``dask.array`` chunked by rows (blocks may be
+        scipy.sparse CSR: the moments are Dask reductions, the counts stay on the workers); or,
+        with ``moments="one-pass"``, a stream (an iterator of count chunks, read once).
+        ``y`` is ignored.
         """
         k, rng = self._check_common()
         if self.variant not in ("A", "B"):
             raise ValueError(f"variant must be 'A' or 'B', got {self.variant!r}")
-        X, _ = check_counts(X, "X", min_length=3, min_rows=2)
-        # small vocabularies: the dense matrix (exact eigh); large ones: never formed
-        Pairs = count_pairs(X) if X.shape[1] <= _DENSE_MAX_WORDS else CountPairsOperator(X)
+        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
+        if moments == "one-pass" and self.method != "tensor":
+            raise ValueError("moments='one-pass' needs method='tensor': the observable operators use the "
+                             "exact top-k eigenvectors of Pairs in the words' space, which one pass cannot give")
+        kind = source_kind(X)
+        if kind == "memory":
+            X, _ = check_counts(X, "X", min_length=3, min_rows=2)
+            d = X.shape[1]
+        else:
+            require_two_passes(X, moments)
+            d, X = n_features_of(X)
+        if moments == "one-pass":
+            return self._fit_one_pass(X, k, d, sketch_dim, rng)
+        if kind == "memory":
+            # small vocabularies: the dense matrix (exact eigh); large ones: never formed
+            Pairs = count_pairs(X) if d <= _DENSE_MAX_WORDS else CountPairsOperator(X)
+            noise = _count_pairs_noise(X)
+            stats = None
+        else:       # the same moments as Dask reductions: one pass per product with Pairs
+            n, _ = count_documents(X)
+            if n < 2:
+                raise ValueError(f"X has {n} documents; at least 2 are required")
+            Pairs = SourceCountPairs(X, n, d)
+            noise = SourceCountPairs(X, n, d, signed=True)
+            if d <= _DENSE_MAX_WORDS:
+                Pairs, noise = Pairs @ np.eye(d), noise @ np.eye(d)
         evals, U = _top_eigvecs(Pairs, k)
-        _warn_noise_level(k, evals[k - 1], _count_pairs_noise(X), U[:, :k - 1], U[:, :k - 1],
-                          "the word-pairs matrix Pairs")
-        Pt = U.T @ np.asarray(Pairs @ U)
+        _warn_noise_level(k, evals[k - 1], noise, U[:, :k - 1], U[:, :k - 1], "the word-pairs matrix Pairs")
+        if kind == "memory":
+            Pt = U.T @ np.asarray(Pairs @ U)
+            T = count_whitened_triples(X, U)
+            mean = None if self.method == "tensor" else count_mean(X)
+        else:       # pass 2: Triples(U, U, U), U^T Pairs U and the mean word distribution together
+            stats = reduce_rows(X, SketchedCountMoments.partial, U)
+            Pt, T, mean = stats.pairs_sketch(), stats.triples_sketch(), stats.mean()
         self.n_retries_ = 0
         if self.method == "observable":
-            T = count_whitened_triples(X, U)
             if self.variant == "A":
                 M, info = algorithm_a(U, Pt, T, random_state=rng, min_gap=self.min_gap,
                                       max_retries=self.max_retries, return_info=True)
@@ -189,32 +234,44 @@ class SpectralTopicModel(_CountData, _Estimator):
                 self.n_retries_ = info["n_retries"]
                 M = U @ A[2]
             topic_word, clipped = _project_simplex_rows(M.T)
-            w, *_ = sla.lstsq(topic_word.T, count_mean(X))
-            weights = _clip_weights(w)
-        else:
-            Wt = whitening_matrix(Pt, k)
-            T = multilinear(count_whitened_triples(X, U), Wt, Wt, Wt)  # = Triples(W, W, W), W = U Wt
-            cp = tensor_power_method(T, k, random_state=rng)
-            lam, V = np.asarray(cp.weights), np.asarray(cp.factors[0])
-            if np.any(lam <= 0):
-                raise RuntimeError(
-                    "the tensor power method found a non-positive eigenvalue; the whitened moment is "
-                    "not close to orthogonally decomposable (too few documents or n_components too large)"
-                )
-            M = dewhiten(U @ Wt, V, lam)
-            topic_word, clipped = _project_simplex_rows(M.T)
-            weights = _clip_weights(lam ** -2.0)
+            w, *_ = sla.lstsq(topic_word.T, mean)
+            return self._set(topic_word, _clip_weights(w), clipped, d)
+        Wt = whitening_matrix(Pt, k)
+        lam, V = _power(multilinear(T, Wt, Wt, Wt), k, rng)   # = Triples(W, W, W), W = U Wt
+        M = dewhiten(U @ Wt, V, lam)
+        topic_word, clipped = _project_simplex_rows(M.T)
+        return self._set(topic_word, _clip_weights(lam ** -2.0), clipped, d)
+
+    def _fit_one_pass(self, X, k, d, sketch_dim, rng):
+        r"""One pass: the sketched unbiased moments (:class:`mvlib.scale.SketchedCountMoments`),
+        the tensor route in the sketch, topics carried back by
+        :math:`\mu_j=\lambda_j\,\widehat{\mathrm{Pairs}}\,\Omega\,W_yv_j` (:func:`mvlib.scale.sketch_dewhiten`)."""
+        omega = resolve_sketch(sketch_dim, k, d, rng)
+        acc = reduce_rows(X, SketchedCountMoments.partial, omega)
+        acc._require()
+        evals, U = _top_eigvecs(acc.pairs_sketch(), k)
+        _warn_noise_level(k, evals[k - 1], acc.noise_sketch(), U[:, :k - 1], U[:, :k - 1],
+                          "the sketched word-pairs matrix")
+        Pt = U.T @ acc.pairs_sketch() @ U
+        Wt = whitening_matrix(Pt, k)
+        W = U @ Wt
+        lam, V = _power(multilinear(acc.triples_sketch(), W, W, W), k, rng)
+        M = sketch_dewhiten(acc.pairs_cross(), W, V, lam)
+        topic_word, clipped = _project_simplex_rows(M.T)
+        return self._set(topic_word, _clip_weights(lam ** -2.0), clipped, d)
+
+    def _set(self, topic_word, weights, clipped, d):
         if clipped > _CLIP_WARN:
             warnings.warn(
                 f"up to {clipped:.0%} of a topic's estimated word mass was negative and clipped "
                 "when projecting onto the simplex; the estimate is unreliable (too few documents?)",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         self.topic_word_ = topic_word
         self.weights_ = weights
         self.clipped_mass_ = clipped
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = d
         return self
 
     # ------------------------------------------------------------------ prediction
