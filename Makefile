@@ -7,6 +7,7 @@
 #   make page NB=chapters/NN_name.ipynb     -W build of the book executing only that chapter
 #   make test-long  the property tests with the "long" hypothesis profile (hundreds of examples)
 #   make nbval  re-execute every chapter under nbval itself (a second opinion; not in make test)
+#   make lab    JupyterLab from .venv (its kernel has mvlib), opened at chapters/ (LAB_ARGS: extra options)
 #   make lock   rewrite requirements.lock from the current .venv (after adding a dependency)
 
 SHELL := /bin/bash
@@ -52,7 +53,7 @@ define stage
 	  echo "==> stage $$line"; echo "$$line" >> $(STAGES)
 endef
 
-.PHONY: book test test-long clean distclean lock env browser record page nbval
+.PHONY: book test test-long clean distclean lock env browser record page nbval lab
 
 env: $(STAMP)
 
@@ -97,6 +98,14 @@ test-long: $(STAMP)
 # Re-execute every chapter under nbval itself (slower: a second execution; not part of make test).
 nbval: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_BASE) $(NBVAL_ARGS)
+
+# JupyterLab (pinned in the lock) run from .venv, so its "Python 3" kernel is the environment that
+# has mvlib; the file browser opens at chapters/ (as root, e.g. in a container, with --allow-root).
+# Extra options through LAB_ARGS, e.g.
+#   make lab LAB_ARGS="--no-browser --port=8890"
+LAB_ARGS ?=
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)/chapters" $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Re-record a chapter's outputs with a clean top-to-bottom run in the pinned environment:
 #   make record NB=chapters/06_hidden_markov.ipynb   (NB=all: every chapter)
