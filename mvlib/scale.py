@@ -357,7 +357,8 @@ class SketchedMoments:
     ``update(X)`` adds a chunk (n_b, d); ``a + b`` merges. Results (divided by n):
     :meth:`mean` (d,), :meth:`cross` :math:`E[xy^\top]` (d, K), :meth:`second`
     :math:`E[yy^\top]=\Omega^\top E[xy^\top]` (K, K), :meth:`third` :math:`E[y^{\otimes3}]`
-    (K, K, K). Memory O(d K + K³); a chunk costs O(n_b d K + n_b K³).
+    (K, K, K). Memory O(d K + K³); a chunk costs O(n_b d K + n_b K³/6) (the third moment is
+    summed on its entries with sorted indices only).
     Used by :class:`mvlib.SpectralGMM` with ``moments="one-pass"``. See :doc:`/chapters/11_moments_at_scale`.
     """
 

@@ -186,3 +186,43 @@ def test_page_renders(page_path, server, browser):
     assert not outside, f"{page_path} tried to load from the network: {outside[:5]}"
     assert not errors, f"JavaScript errors on {page_path}: {errors[:3]}"
     page.close()
+
+
+# --------------------------------------------------------------------------- reading elsewhere
+def _chapter_pages():
+    return sorted(p.name for p in (SITE / "chapters").glob("[01][0-9]_*.html")) if SITE.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _chapter_pages() or ["<no site built>"])
+def test_download_and_launch_buttons_point_at_the_pages_own_notebook(name):
+    """The download button yields the page's notebook, valid; Binder and Colab open that notebook."""
+    if name == "<no site built>":
+        pytest.skip("no built site: run `make book` first")
+    import nbformat
+    import yaml
+
+    stem = name[:-5]
+    html = (SITE / "chapters" / name).read_text(encoding="utf-8")
+    ipynb_links = set(re.findall(r'href="([^"]+\.ipynb)"', html))
+    downloads = {h for h in ipynb_links if not h.startswith("http")}
+    assert downloads == {f"../_sources/chapters/{stem}.ipynb"}, downloads
+    nb = nbformat.read(SITE / "_sources" / "chapters" / f"{stem}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    source = nbformat.read(SITE.parent.parent / "chapters" / f"{stem}.ipynb", as_version=4)
+    assert [c.source for c in nb.cells] == [c.source for c in source.cells], "the download is not the chapter"
+    repo = yaml.safe_load((SITE.parent.parent / "_config.yml").read_text(encoding="utf-8"))["repository"]
+    slug, branch = repo["url"].removeprefix("https://github.com/"), repo.get("branch", "main")
+    launch = {h for h in ipynb_links if h.startswith("http")}
+    assert launch == {f"https://mybinder.org/v2/gh/{slug}/{branch}?urlpath=tree/chapters/{stem}.ipynb",
+                      f"https://colab.research.google.com/github/{slug}/blob/{branch}/chapters/{stem}.ipynb"}, launch
+
+
+def test_offline_search_finds_whitening(server, browser):
+    page = browser.new_page()
+    page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname
+               in ("127.0.0.1", "localhost", None) else r.abort())
+    page.goto(server + "search.html?q=whitening", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=30000)
+    hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
+    page.close()
+    assert any("02_whitening_power" in h for h in hits), hits[:10]
