@@ -123,6 +123,8 @@ page: $(STAMP)
 	$(BIN)/python -c "import sys, yaml; c = yaml.safe_load(open('_config.yml')); \
 	others = [p for p in __import__('glob').glob('chapters/*.ipynb') if p != '$(NB)']; \
 	c['execute']['exclude_patterns'] = others; c['exclude_patterns'] = c.get('exclude_patterns', []) + ['_build']; \
+	sx = c['sphinx']; sx['local_extensions'] = {k: '$(CURDIR)/' + v for k, v in sx['local_extensions'].items()}; \
+	sx['config']['templates_path'] = ['$(CURDIR)/' + t for t in sx['config']['templates_path']]; \
 	yaml.safe_dump(c, open('_build/page-$(PAGE)/_config.yml', 'w'), sort_keys=False)"
 	$(BIN)/jupyter-book build . -W --keep-going --config _build/page-$(PAGE)/_config.yml --path-output _build/page-$(PAGE)
 	@echo "HTML: $(CURDIR)/_build/page-$(PAGE)/_build/html/$(basename $(NB)).html"

@@ -13,6 +13,13 @@ a machine without network. For each page we assert that
 * no request tried to leave the machine.
 
 A screenshot of each page's first screen is saved under ``_build/screenshots/``.
+
+Accessibility: axe-core (4.12.1, bundled by the pinned ``axe-playwright-python``; nothing is
+downloaded) runs on every page in the light and the dark colour mode, with its default rules
+and the experimental ``label-content-name-mismatch`` switched on; no critical or serious
+violation may remain. axe accepts any alt text, a file name included, so a separate check
+requires every figure's image to carry alt text that begins with the first sentence of the
+figure's caption (``_ext/a11y.py`` gives notebook figures that alt text).
 Chromium is Debian's (``/usr/bin/chromium``; ``make test`` installs it), driven
 by Playwright for Python without any browser download. When Chromium or
 Playwright cannot be had, the tests are reported as skipped with the reason.
@@ -226,3 +233,141 @@ def test_offline_search_finds_whitening(server, browser):
     hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
     page.close()
     assert any("02_whitening_power" in h for h in hits), hits[:10]
+
+
+# --------------------------------------------------------------------------- accessibility
+def _all_pages():
+    """Every page a reader can open (the redirecting index.html aside)."""
+    if not SITE.is_dir():
+        return []
+    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
+                  if "_static" not in p.parts and "_sources" not in p.parts and p.name != "index.html")
+
+
+AXE_OPTIONS = {"resultTypes": ["violations"], "rules": {"label-content-name-mismatch": {"enabled": True}}}
+# Dark mode is checked on pages that together hold every kind of element the theme colours
+# differently there (citations inside tinted blocks, an HTML table output, the theorem index,
+# the search page and the index); every page is checked in light mode, the default.
+DARK_PAGES = ("chapters/intro.html", "chapters/01_multiview_moments.html", "chapters/03_topic_models.html",
+              "chapters/bibliography.html", "prf-prf.html", "search.html", "genindex.html")
+
+
+def _axe_jobs():
+    pages = _all_pages()
+    return [(p, "light") for p in pages] + [(p, "dark") for p in DARK_PAGES if p in pages]
+
+
+def _axe_page(browser_, url, scheme):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = browser_.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname
+               in ("127.0.0.1", "localhost", None) else r.abort())
+    page.goto(url, wait_until="load")
+    if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
+        page.evaluate("() => MathJax.startup.promise")
+    theme = page.evaluate("() => document.documentElement.dataset.theme")
+    violations = Axe().run(page, options=AXE_OPTIONS).response["violations"]
+    page.close()
+    return theme, violations
+
+
+@pytest.fixture(scope="module")
+def axe_reports(server, browser):
+    """axe on every (page, colour mode) job, two Chromium processes side by side (axe takes
+    seconds on a page of many formulas; the machine has two cores)."""
+    from playwright.sync_api import sync_playwright
+
+    jobs, reports, failures = _axe_jobs(), {}, []
+
+    def work(chunk):
+        try:
+            with sync_playwright() as pw:  # one Playwright per thread: its API is not thread-safe
+                b = pw.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_FLAGS)
+                for page_path, scheme in chunk:
+                    reports[page_path, scheme] = _axe_page(b, server + page_path, scheme)
+                b.close()
+        except Exception as exc:  # reported by the tests that miss their report
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(jobs[i::2],)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    reports["<failures>"] = failures
+    return reports
+
+
+@pytest.mark.parametrize("page_path,scheme", _axe_jobs() or [("<no site built>", "light")])
+def test_axe_finds_no_critical_or_serious_violation(page_path, scheme, axe_reports):
+    if page_path == "<no site built>":
+        pytest.skip("no built site: run `make book` first")
+    assert (page_path, scheme) in axe_reports, f"axe did not run on {page_path}: {axe_reports['<failures>']}"
+    theme, violations = axe_reports[page_path, scheme]
+    assert theme == scheme, f"{page_path} showed the {theme} theme, not {scheme}"
+    bad = [f"{v['id']} ({v['impact']}, {len(v['nodes'])}×): {v['nodes'][0]['target']} "
+           f"{v['nodes'][0]['failureSummary'][:200]!r}"
+           for v in violations if v["impact"] in ("critical", "serious")]
+    assert not bad, f"axe on {page_path} ({scheme}):\n" + "\n".join(bad)
+
+
+class _FigureParser(__import__("html.parser").parser.HTMLParser):
+    """Collects, for each <figure>, the alt texts of its images and the text of its caption."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.figures, self._depth, self._in_caption = [], 0, 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "figure":
+            self._depth += 1
+            self.figures.append({"id": attrs.get("id", "?"), "alts": [], "caption": ""})
+        elif self._depth and tag == "img":
+            self.figures[-1]["alts"].append(attrs.get("alt"))
+        elif self._depth and tag == "span" and "caption-text" in (attrs.get("class") or ""):
+            self._in_caption = 1
+        elif self._in_caption and tag == "span":
+            self._in_caption += 1
+
+    def handle_endtag(self, tag):
+        if tag == "figure" and self._depth:
+            self._depth -= 1
+        elif tag == "span" and self._in_caption:
+            self._in_caption -= 1
+
+    def handle_data(self, data):
+        if self._in_caption:
+            self.figures[-1]["caption"] += data
+
+
+def _plain(text: str) -> str:
+    """Caption or alt text as words: math delimiters and backslashes out, whitespace collapsed."""
+    text = re.sub(r"\\[()\[\]]", "", text)
+    return " ".join(text.split())
+
+
+def test_every_figure_has_alt_text_from_its_caption():
+    pages = _all_pages()
+    if not pages:
+        pytest.skip("no built site: run `make book` first")
+    checked, bad = 0, []
+    for page_path in pages:
+        parser = _FigureParser()
+        parser.feed((SITE / page_path).read_text(encoding="utf-8"))
+        for fig in parser.figures:
+            caption = _plain(fig["caption"])
+            # the caption's first sentence, cut here by a rule of this test's own
+            first = re.match(r"(.+?[.!?])(?:\s+[A-Z(]|$)", caption)
+            first = first.group(1) if first else caption
+            for alt in fig["alts"]:
+                checked += 1
+                alt = _plain(alt or "")
+                if not caption or re.search(r"\.(png|svg|jpe?g|gif)$", alt) or not alt.startswith(first):
+                    at = next((i for i, (a, b) in enumerate(zip(alt, first)) if a != b), min(len(alt), len(first)))
+                    bad.append(f"{page_path}#{fig['id']}: alt …{alt[max(0, at - 30):at + 50]!r} "
+                               f"vs caption …{first[max(0, at - 30):at + 50]!r}")
+    assert checked >= 40, f"only {checked} figure images found"
+    assert not bad, "figures whose alt text is not their caption's:\n" + "\n".join(bad[:10])

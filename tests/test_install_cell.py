@@ -2,10 +2,11 @@
 
 Colab opens a chapter's notebook with nothing of this project installed, so the first code cell
 of every chapter installs mvlib from the repository when ``import mvlib`` would fail (only the
-package's own dependency ranges: Colab keeps its numpy), and is hidden in the book
+package's own dependency ranges: Colab keeps its numpy) and copies the chapters' data files
+(``chapters/data``, which some chapters read) beside the notebook; it is hidden in the book
 (``remove-cell``). Here that cell runs in a fresh virtual environment without mvlib, with the
-install source pointed at this checkout through ``MVLIB_SOURCE``, and ``import mvlib`` must then
-work; and the built pages must not show it.
+install source pointed at a copy of this checkout through ``MVLIB_SOURCE``: ``import mvlib``
+must then work and ``data/`` hold the chapters' data; and the built pages must not show it.
 """
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ def test_every_chapter_starts_with_the_same_hidden_install_cell():
         assert cell.get("outputs") == [], f"{path.name}: the install cell printed something where mvlib is installed"
         sources.add(source)
     assert len(sources) == 1, "the chapters' install cells differ"
+    import yaml
+
+    repo = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    assert f'"{repo}.git"' in sources.pop(), "the install cell's default source is not the book's repository"
 
 
 def test_install_cell_absent_from_the_rendered_pages():
@@ -62,6 +67,7 @@ def test_install_cell_makes_mvlib_importable_in_a_bare_environment(tmp_path):
     shutil.copytree(ROOT / "mvlib", source / "mvlib", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "chapters" / "data", source / "chapters" / "data")
     run = subprocess.run([python, "-c", cell], capture_output=True, text=True, timeout=900, cwd=tmp_path,
                          env={**env, "MVLIB_SOURCE": str(source)})
     if run.returncode != 0 and "No matching distribution" in run.stderr + run.stdout:
@@ -71,5 +77,7 @@ def test_install_cell_makes_mvlib_importable_in_a_bare_environment(tmp_path):
                            capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert after.returncode == 0, after.stderr[-2000:]
     assert Path(after.stdout.split()[1]).resolve() == env_dir.resolve()
+    data = sorted(p.name for p in (tmp_path / "data").glob("*.json"))
+    assert data == sorted(p.name for p in (ROOT / "chapters" / "data").glob("*.json")) and data, data
     again = subprocess.run([python, "-c", cell], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     assert again.returncode == 0 and again.stdout == "", "the cell must do nothing once mvlib is installed"
