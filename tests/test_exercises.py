@@ -48,8 +48,13 @@ def test_one_solution_per_chapter_is_executed_code_that_asserts(path: Path):
         if cell["cell_type"] == "markdown":
             if re.search(r"^:{3,}\{solution-start\}", source, re.M):
                 inside = True
-            if re.search(r"^:{3,}\{solution-end\}", source, re.M):
+            end = re.search(r"^(:{3,})\{solution-end\}\n\1[ \t]*$", source, re.M)
+            if end:
                 inside = False
+                # the solution's last words belong inside it, not under the closed dropdown
+                after = source[end.end():].lstrip()
+                assert not after or re.match(r"(:{3,}\{exercise\}|#)", after), \
+                    f"{path.name}: prose after a {{solution-end}}: {after[:60]!r}"
         elif inside and "assert" in source:
             assert cell.get("execution_count"), f"{path.name}: a solution cell was not executed when recorded"
             assert not any(o.get("output_type") == "error" for o in cell.get("outputs", []))
