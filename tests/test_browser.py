@@ -51,11 +51,18 @@ KNOWN_JS_ERRORS = ("Identifier 'THEBE_JS_URL' has already been declared",)
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\[A-Za-z]+\{")
 
 
-def _pages():
+def _pages(skip=SKIP_PAGES):
+    """The site's pages (paths relative to it), without those named in ``skip``."""
     if not SITE.is_dir():
         return []
     return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
-                  if "_static" not in p.parts and "_sources" not in p.parts and p.name not in SKIP_PAGES)
+                  if "_static" not in p.parts and "_sources" not in p.parts and p.name not in skip)
+
+
+def _local_only(page):
+    """Let the page load from 127.0.0.1 only, as on a machine without network."""
+    page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname
+               in ("127.0.0.1", "localhost", None) else r.abort())
 
 
 def _chromium():
@@ -226,8 +233,7 @@ def test_download_and_launch_buttons_point_at_the_pages_own_notebook(name):
 
 def test_offline_search_finds_whitening(server, browser):
     page = browser.new_page()
-    page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname
-               in ("127.0.0.1", "localhost", None) else r.abort())
+    _local_only(page)
     page.goto(server + "search.html?q=whitening", wait_until="load")
     page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=30000)
     hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
@@ -238,10 +244,7 @@ def test_offline_search_finds_whitening(server, browser):
 # --------------------------------------------------------------------------- accessibility
 def _all_pages():
     """Every page a reader can open (the redirecting index.html aside)."""
-    if not SITE.is_dir():
-        return []
-    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
-                  if "_static" not in p.parts and "_sources" not in p.parts and p.name != "index.html")
+    return _pages(skip={"index.html"})
 
 
 AXE_OPTIONS = {"resultTypes": ["violations"], "rules": {"label-content-name-mismatch": {"enabled": True}}}
@@ -261,8 +264,7 @@ def _axe_page(browser_, url, scheme):
     from axe_playwright_python.sync_playwright import Axe
 
     page = browser_.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
-    page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname
-               in ("127.0.0.1", "localhost", None) else r.abort())
+    _local_only(page)
     page.goto(url, wait_until="load")
     if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
