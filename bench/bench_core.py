@@ -113,7 +113,7 @@ import tensorly as tl
 from tensorly.decomposition import CPPower
 
 import mvlib
-from mvlib._progress import progress
+from mvlib.core.progress import progress
 
 try:
     from threadpoolctl import threadpool_info, threadpool_limits

@@ -36,7 +36,7 @@ Part 2: the accuracy target
 The chapter's running case: m = 2,000, seeds 0–4, ``KernelSpectral`` (symmetric views,
 defaults) and EM-GMM as above; the ratio of the mean errors (target ≤ 0.6) and the
 smoothing floor of the exact densities at each fit's bandwidth
-(``mvlib.kernels.smoothing_bias`` on the error's grid), which no amount of data removes at
+(``mvlib.kernel.smoothing_bias`` on the error's grid), which no amount of data removes at
 that bandwidth.
 
 Part 3: the exact and the low-rank path on one small case (m = 400, both forced by
@@ -116,7 +116,7 @@ def smoothing_floor(s):
     """The chapter's error (dx = 1, one view) of the exact densities smoothed at bandwidth s."""
     g = KE.grids(DISTS)[0]
     dx = g[1] - g[0]
-    return float(sum(p * mvlib.kernels.smoothing_bias(d, s, g) / np.sqrt(dx) for p, d in zip(PI, DISTS[0])))
+    return float(sum(p * mvlib.kernel.smoothing_bias(d, s, g) / np.sqrt(dx) for p, d in zip(PI, DISTS[0])))
 
 
 def main():

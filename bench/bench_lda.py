@@ -52,7 +52,7 @@ Part 2 ``dense``: single-topic corpus n = 20,000, d = 20,000, k = 10, η = 0.01 
 hold 90 % of a topic; topic_seed 20, doc_seed 21).
 ``SpectralTopicModel(10, method="tensor", random_state=0)`` twice: ``implicit`` (the default:
 pairs moment applied as ``mvlib.CountPairsOperator`` above 500 words) and ``dense``
-(``mvlib.estimators.topic._DENSE_MAX_WORDS = 10**9`` set in that subprocess before fitting:
+(``mvlib.topic._estimator._DENSE_MAX_WORDS = 10**9`` set in that subprocess before fitting:
 the 20,000 × 20,000 pairs matrix and its noise matrix are formed, the old path).
 Ratios dense / implicit of ``seconds`` and of ``fit_gib``; targets ≥ 10× faster, ≥ 4× leaner.
 Reference: ``SpectralLDA(10, alpha0=0.01, random_state=0)`` on the same corpus (α₀ → 0 is
@@ -324,7 +324,7 @@ def child(spec):
     k = c["k"]
     if spec["part"] == "dense":
         import mvlib
-        import mvlib.estimators.topic as topic_mod
+        import mvlib.topic._estimator as topic_mod
         if method == "dense":
             topic_mod._DENSE_MAX_WORDS = 10**9
         if method in ("dense", "implicit"):

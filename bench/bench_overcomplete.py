@@ -59,7 +59,7 @@ def main():
     from tensorly.decomposition import parafac
 
     import mvlib
-    from mvlib.metrics import column_errors
+    from mvlib.core.metrics import column_errors
 
     def pf(T, k, seed):
         with warnings.catch_warnings():

@@ -50,8 +50,8 @@ of the weights and of the variances (σ² = 1). Target: ``fit_gib`` < 2 GiB.
 
 Part 2 ``throughput``: one pass over the same stream (seed 1, all 10^7 rows) in one
 subprocess; each chunk is generated once and then given to (a)
-``mvlib.scale.SketchedMoments(omega).update(chunk)`` with ``omega =
-mvlib.scale.sketch_matrix(200, 30, 0)`` (K = min(d, 2k + 10) = 30, the fit's sketch width), and
+``mvlib.core.scale.SketchedMoments(omega).update(chunk)`` with ``omega =
+mvlib.core.scale.sketch_matrix(200, 30, 0)`` (K = min(d, 2k + 10) = 30, the fit's sketch width), and
 then to (b) ``G += chunk.T @ chunk`` (the plain second moment; NumPy runs it as a BLAS
 ``syrk``), each timed alone with ``time.perf_counter``. Feeding both the same chunk one after
 the other keeps the comparison paired when other work on the machine comes and goes.
@@ -79,7 +79,7 @@ rows, in memory) and ``random_state=r``. Methods, one subprocess per (method, n)
 fit first:
 
 * ``spectral_one_pass``: ``SpectralGMM(10, moments="one-pass", random_state=r)`` fitted on
-  ``mvlib.scale.row_chunks(X, 50_000)`` (streamed in chunks from memory, so no generation
+  ``mvlib.core.scale.row_chunks(X, 50_000)`` (streamed in chunks from memory, so no generation
   time): 1 pass over the data;
 * ``spectral_two_pass``: ``SpectralGMM(10, random_state=r).fit(X)`` (in memory): 2 passes;
 * ``sklearn_em``: ``sklearn.mixture.GaussianMixture(n_components=10,
@@ -275,7 +275,7 @@ def stuck_level():
 
 def errors(means, weights, variances):
     """Errors of fitted parameters (components as rows) against the truth, after the best matching."""
-    from mvlib.metrics import match_columns, matched_error
+    from mvlib.core.metrics import match_columns, matched_error
 
     w, mu = truth()
     perm, _ = match_columns(mu.T, means.T)
@@ -318,7 +318,7 @@ def child_stream(spec):
 
 def child_throughput(spec):
     """Part 2: one pass over the stream; each chunk goes through both accumulators, timed apart."""
-    from mvlib.scale import SketchedMoments, default_sketch_dim, sketch_matrix
+    from mvlib.core.scale import SketchedMoments, default_sketch_dim, sketch_matrix
 
     n = sizes()["n_stream"]
     sketch_dim = default_sketch_dim(K, D)
@@ -387,7 +387,7 @@ def child_dask(spec):
     from distributed import Client, LocalCluster, wait
 
     import mvlib
-    from mvlib.metrics import matched_error
+    from mvlib.core.metrics import matched_error
 
     n, reps = sizes()["n_dask"], 3
     w, mu = truth()
@@ -443,7 +443,7 @@ def child_dask(spec):
 def child_sweep(spec):
     """Part 4: one method at one n, over the repetitions (median time)."""
     import mvlib
-    from mvlib.scale import row_chunks
+    from mvlib.core.scale import row_chunks
 
     method, n = spec["method"], spec["n"]
 
@@ -509,7 +509,7 @@ def child(spec):
 
 
 # --------------------------------------------------------------------------- parent side
-SOURCES = ["mvlib/scale.py", "mvlib/estimators/gmm.py", "mvlib/moments.py", "mvlib/metrics.py"]
+SOURCES = ["mvlib/core/scale.py", "mvlib/gmm/_estimator.py", "mvlib/core/moments.py", "mvlib/core/metrics.py"]
 
 
 def source_state():

@@ -41,8 +41,8 @@ from tensorly.decomposition import CPPower, parafac
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.models import MultiViewMixtureModel
-from mvlib.tensors import random_odeco_tensor, random_symmetric_tensor
+from mvlib.multiview import MultiViewMixtureModel
+from mvlib.core.tensors import random_odeco_tensor, random_symmetric_tensor
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data"
 SEEDS = range(5)

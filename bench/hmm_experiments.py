@@ -76,7 +76,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mvlib  # noqa: E402
 from bench_hmm import K, LENGTH, errors, make_data  # noqa: E402
-from mvlib.oo_hmm import oo_log_likelihood  # noqa: E402
+from mvlib.hmm import oo_log_likelihood
 
 ObservableOperatorHMM = mvlib.ObservableOperatorHMM
 
@@ -239,11 +239,11 @@ def old_route_move(X, lengths, k, random_state=0, d=N_SYMBOLS_REUTERS):
     exactly as ``fit`` does); returns the largest ℓ1 change of a column and the smallest
     |column sum| divided by.
     """
-    from mvlib._validation import check_random_state
-    from mvlib.estimators.hmm import _recover
+    from mvlib.core.validation import check_random_state
+    from mvlib.hmm._estimator import _recover
     from mvlib.hmm import check_symbol_sequences, project_simplex, window_views
-    from mvlib.moments import pairs, whitened_triples
-    from mvlib.observable import view_bases
+    from mvlib.core.moments import pairs, whitened_triples
+    from mvlib.core.observable import view_bases
 
     x, lengths, d = check_symbol_sequences(X, lengths, d, min_length=3)
     (X1, X2, X3), _ = window_views(x[:, None], lengths, d)

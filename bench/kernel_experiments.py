@@ -24,7 +24,7 @@ Parts
     ``kernel`` (KernelSpectral(k, symmetric=False): views symmetrised as in Appendix 9,
     falling back to Algorithm B when the symmetrised pairs matrix has fewer than k positive
     eigenvalues (``kernel_route`` records which ran); bandwidth by cross-validation on
-    ``mvlib.kernels.cv_subsample_size(m)`` points, rescaled to m; exact path up to
+    ``mvlib.kernel.cv_subsample_size(m)`` points, rescaled to m; exact path up to
     m = 1000 per view and rank 300 above),
     ``em_gmm`` (GaussianMixture, full covariance, n_init=10, on the 3-vector),
     ``em_gmm_diag`` (the same with diagonal covariances: the parametric model that encodes

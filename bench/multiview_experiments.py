@@ -18,7 +18,7 @@ order, exactly as in the chapter (which checks the stored means against its own)
     ``IllConditionedWarning`` was raised, and fits that raised (none did when last run).
 
 ``multiview_em.json`` — likelihood baseline: EM for the product mixture
-    ``mvlib.baselines.ProductMixtureEM`` (diagonal Gaussian / Poisson / Bernoulli views, the
+    ``mvlib.multiview.ProductMixtureEM`` (diagonal Gaussian / Poisson / Bernoulli views, the
     model that generated the data) on two settings of the mixed model: the chapter's model
     (eps = 1) and the nearly collinear one of the failure study with eps = 0.025. For each,
     five samples (n = 20,000, ``default_rng(2000 + s)``): the spectral estimate
@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import mvlib  # noqa: E402
-from mvlib.metrics import match_columns  # noqa: E402
+from mvlib.core.metrics import match_columns
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data"
 K = 3
@@ -104,7 +104,7 @@ def collinear(n=20_000, seeds=5):
 
 
 def em_compare(n=20_000, seeds=5, n_random=5, settings=(("original", 1.0), ("collinear", 0.025))):
-    from mvlib.baselines import ProductMixtureEM
+    from mvlib.multiview import ProductMixtureEM
 
     M_mix = mixed_means()
     warnings.simplefilter("ignore", mvlib.IllConditionedWarning)   # expected near collinearity

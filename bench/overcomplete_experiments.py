@@ -39,7 +39,7 @@ import tensorly as tl
 from tensorly.decomposition import parafac
 
 import mvlib
-from mvlib.metrics import column_errors
+from mvlib.core.metrics import column_errors
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data"
 

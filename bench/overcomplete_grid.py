@@ -44,7 +44,7 @@ work: the errors are computed anyway when tol > 0). The factor compared with the
 the first factor of the normalised CP tensor (as in ``bench/bench_overcomplete.py``).
 
 Success of a method on one tensor = the fraction of the k true components recovered,
-``mean(mvlib.metrics.column_errors(A, F, sign_invariant=True) < 0.1)``: the best one-to-one
+``mean(mvlib.core.metrics.column_errors(A, F, sign_invariant=True) < 0.1)``: the best one-to-one
 matching (Hungarian) of the estimated to the true columns, error
 :math:`\min_\pm\|\hat a_{\pi(j)}\pm a_j\|`. Per (d, k/d, method) the JSON holds the per-seed
 values and a summary: the mean success over seeds with a 95 % **percentile bootstrap
@@ -139,7 +139,7 @@ def main(argv=None):
     from threadpoolctl import threadpool_limits
 
     import mvlib
-    from mvlib.metrics import column_errors
+    from mvlib.core.metrics import column_errors
 
     skip = {(int(s.split(":")[0]), float(s.split(":")[1])) for s in args.skip}
 
@@ -320,7 +320,7 @@ def main(argv=None):
         script="bench/overcomplete_grid.py", argv=list(argv) if argv is not None else sys.argv[1:],
         threads=1, seconds=round(total, 1), success_threshold=THRESH,
         success="fraction of the k true components with min over signs ||a_hat - a_j|| < 0.1 after the "
-                "best one-to-one matching (mvlib.metrics.column_errors, sign_invariant=True)",
+                "best one-to-one matching (mvlib.core.metrics.column_errors, sign_invariant=True)",
         interval="95 % percentile bootstrap over seeds (tensors): 2000 resamples, numpy default_rng(0); "
                  "also for the paired per-seed success differences",
         timing="time.perf_counter, one run per method and tensor; warm-up run first",

@@ -27,7 +27,7 @@ Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/topic_experiments.py`` (a few min
     and alpha — a point estimate, an approximation to LDA's predictive distribution); the
     score is the log-likelihood per word of the second half under the mixture of smoothed
     topics. NPMI coherence (Bouma 2009) of each topic's 10 top words, with document
-    co-occurrences counted in the 79 held-out documents (``mvlib.metrics.npmi_coherence``),
+    co-occurrences counted in the 79 held-out documents (``mvlib.core.metrics.npmi_coherence``),
     and UMass coherence (Mimno et al. 2011) on the training documents, for comparison.
     Warnings raised by the spectral fit are recorded. Seconds per fit (``time.perf_counter``,
     one thread).
@@ -53,9 +53,9 @@ import scipy.sparse as sps
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.baselines import UnigramMixtureEM
-from mvlib.metrics import npmi_coherence
-from mvlib.models import random_topic_model
+from mvlib.topic import UnigramMixtureEM
+from mvlib.core.metrics import npmi_coherence
+from mvlib.topic import random_topic_model
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data"
 SPLITS, KS, SWEEPS, N_TEST, MIN_DOCS, TOP = 5, (3, 5, 10), 1000, 79, 10, 10

@@ -48,7 +48,7 @@ from sklearn.neighbors import KernelDensity
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.latent_tree import binary_tree, symmetric_tree_model
+from mvlib.tree import binary_tree, symmetric_tree_model
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data" / "tree_density.json"
 OUT_BRANCHING = OUT.with_name("tree_branching.json")

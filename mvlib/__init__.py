@@ -1,140 +1,83 @@
-"""mvlib: spectral and tensor method-of-moments estimators for multi-view latent variable models.
+"""mvlib: spectral and tensor method-of-moments estimators for latent variable models.
 
-The core: tensor algebra on tensorly (:mod:`mvlib.tensors`), empirical and whitened
-moments (:mod:`mvlib.moments`), whitening (:mod:`mvlib.whitening`), the robust tensor
-power method (:mod:`mvlib.power`), observable operators (:mod:`mvlib.observable`),
-matched error metrics (:mod:`mvlib.metrics`), generative models with exact population
-moments (:mod:`mvlib.models`) and sympy helpers (:mod:`mvlib.symbolic`). On top of it:
-topic models, three-view mixtures, spherical Gaussian mixtures and HMMs
-(:mod:`mvlib.estimators`, :mod:`mvlib.hmm`), kernel embeddings (:mod:`mvlib.kernels`),
-latent trees (:mod:`mvlib.tree`), overcomplete models (:mod:`mvlib.overcomplete`) and
-the baselines no library provides (:mod:`mvlib.baselines`).
+The library is one shared core and one package per model family (each family holds its
+algorithm, its generative model, its estimator and its baselines; its modules are private and
+its ``__init__`` lists its public names):
+
+- :mod:`mvlib.core` — tensor algebra, moments and accumulators, whitening, the tensor power
+  method, observable operators, Jennrich's algorithm, data sources and sketches, validation,
+  metrics, progress bars, cubature (exact-moment data), sympy helpers and the estimator base;
+- :mod:`mvlib.multiview` — three-view mixtures (chapters 1 and 4);
+- :mod:`mvlib.topic` — single-topic models (chapter 3);
+- :mod:`mvlib.lda` — latent Dirichlet allocation (chapter 10);
+- :mod:`mvlib.gmm` — spherical Gaussian mixtures (chapter 5);
+- :mod:`mvlib.ica` — independent component analysis (chapter 10);
+- :mod:`mvlib.overcomplete` — overcomplete tensor decomposition (chapter 9);
+- :mod:`mvlib.hmm` — hidden Markov models (chapter 6);
+- :mod:`mvlib.kernel` — kernel embeddings and nonparametric mixtures (chapter 7);
+- :mod:`mvlib.tree` — latent trees (chapter 8).
+
+The names below are the most used ones, importable from ``mvlib`` itself.
 """
-from . import metrics, models, moments, power, symbolic, tensors, whitening
-from ._progress import progress
-from ._validation import IllConditionedWarning
-from .metrics import column_errors, match_columns, matched_error
-from .moments import MomentAccumulator, pairs, triples, triples_slice, whitened_triples
-from .power import power_iteration, symmetric_spectral_norm, tensor_power_method
-from .tensors import multilinear, outer3, symmetric_outer, symmetrize3
-from .whitening import dewhiten, whitening_matrix
+from . import core, gmm, hmm, ica, kernel, lda, multiview, overcomplete, topic, tree
+
+# core
+from .core.jennrich import jennrich
+from .core.metrics import column_errors, match_columns, matched_error
+from .core.moments import (CountPairsOperator, MomentAccumulator, count_pairs, count_triples_slice,
+                           count_whitened_triples, pairs, triples, triples_slice, whitened_triples)
+from .core.observable import algorithm_a, algorithm_b, observable_operator
+from .core.power import power_iteration, symmetric_spectral_norm, tensor_power_method
+from .core.progress import progress
+from .core.scale import (SketchedCountMoments, SketchedMoments, SketchedViewMoments, reduce_rows,
+                         row_chunks, sketch_matrix)
+from .core.tensors import multilinear, outer3, symmetric_outer, symmetrize3
+from .core.validation import IllConditionedWarning
+from .core.whitening import dewhiten, symmetrize_views, whitening_matrix
+# families
+from .multiview import MultiViewMixture, ProductMixtureEM, view_covariances
+from .topic import SpectralTopicModel, UnigramMixtureEM
+from .lda import SpectralLDA
+from .gmm import SpectralGMM
+from .ica import TensorICA
+from .overcomplete import (OvercompleteTensorDecomposition, ThirdMomentOperator, als_refine,
+                           asymmetric_power_updates, cluster_restarts, labelled_initialization,
+                           random_overcomplete_tensor, svd_initialization)
+from .hmm import ObservableOperatorHMM, SpectralHMM
+from .kernel import (HistogramSpectral, KernelSpectral, NonparametricEM, delta_kernel,
+                     incomplete_cholesky, nystrom_factor, rbf_kernel, silverman_bandwidth,
+                     weighted_density_error)
+from .tree import LatentTreeEmbedding, reshaping_errors, tt_embedding
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "IllConditionedWarning",
-    "MomentAccumulator",
-    "column_errors",
-    "dewhiten",
-    "match_columns",
-    "matched_error",
-    "multilinear",
-    "outer3",
-    "pairs",
-    "power_iteration",
-    "progress",
-    "symmetric_outer",
-    "symmetric_spectral_norm",
-    "symmetrize3",
-    "tensor_power_method",
-    "triples",
-    "triples_slice",
-    "whitened_triples",
-    "whitening_matrix",
-]
-
-from . import estimators, observable
-from .estimators import MultiViewMixture, SpectralGMM, SpectralTopicModel
-from .jennrich import jennrich
-from .moments import CountPairsOperator, count_pairs, count_triples_slice, count_whitened_triples
-from .observable import algorithm_a, algorithm_b, observable_operator
-from .whitening import symmetrize_views
-
-__all__ += [
-    "MultiViewMixture",
+    # core
+    "CountPairsOperator", "IllConditionedWarning", "MomentAccumulator", "SketchedCountMoments",
+    "SketchedMoments", "SketchedViewMoments", "algorithm_a", "algorithm_b", "column_errors",
+    "count_pairs", "count_triples_slice", "count_whitened_triples", "dewhiten", "jennrich",
+    "match_columns", "matched_error", "multilinear", "observable_operator", "outer3", "pairs",
+    "power_iteration", "progress", "reduce_rows", "row_chunks", "sketch_matrix", "symmetric_outer",
+    "symmetric_spectral_norm", "symmetrize3", "symmetrize_views", "tensor_power_method", "triples",
+    "triples_slice", "whitened_triples", "whitening_matrix",
+    # multiview
+    "MultiViewMixture", "ProductMixtureEM", "view_covariances",
+    # topic
+    "SpectralTopicModel", "UnigramMixtureEM",
+    # lda
+    "SpectralLDA",
+    # gmm
     "SpectralGMM",
-    "SpectralTopicModel",
-    "algorithm_a",
-    "algorithm_b",
-    "CountPairsOperator",
-    "count_pairs",
-    "count_triples_slice",
-    "count_whitened_triples",
-    "jennrich",
-    "observable_operator",
-    "symmetrize_views",
+    # ica
+    "TensorICA",
+    # overcomplete
+    "OvercompleteTensorDecomposition", "ThirdMomentOperator", "als_refine", "asymmetric_power_updates",
+    "cluster_restarts", "labelled_initialization", "random_overcomplete_tensor", "svd_initialization",
+    # hmm
+    "ObservableOperatorHMM", "SpectralHMM",
+    # kernel
+    "HistogramSpectral", "KernelSpectral", "NonparametricEM", "delta_kernel", "incomplete_cholesky",
+    "nystrom_factor", "rbf_kernel", "silverman_bandwidth", "weighted_density_error",
+    # tree
+    "LatentTreeEmbedding", "reshaping_errors", "tt_embedding",
 ]
-
-from .covariances import view_covariances
-
-__all__ += ["view_covariances"]
-
-from . import overcomplete
-from .estimators import OvercompleteTensorDecomposition
-from .overcomplete import (
-    ThirdMomentOperator,
-    als_refine,
-    asymmetric_power_updates,
-    cluster_restarts,
-    labelled_initialization,
-    random_overcomplete_tensor,
-    svd_initialization,
-)
-
-__all__ += [
-    "OvercompleteTensorDecomposition",
-    "ThirdMomentOperator",
-    "als_refine",
-    "asymmetric_power_updates",
-    "cluster_restarts",
-    "labelled_initialization",
-    "random_overcomplete_tensor",
-    "svd_initialization",
-]
-
-from . import baselines
-from .baselines import HistogramSpectral, NonparametricEM, ProductMixtureEM, UnigramMixtureEM
-from .kernels import silverman_bandwidth
-
-__all__ += ["HistogramSpectral", "NonparametricEM", "ProductMixtureEM", "UnigramMixtureEM", "silverman_bandwidth"]
-
-from . import hmm, oo_hmm
-from .estimators import ObservableOperatorHMM, SpectralHMM
-
-__all__ += ["ObservableOperatorHMM", "SpectralHMM"]
-
-from . import tree
-from .estimators import LatentTreeEmbedding
-from .tree import reshaping_errors, tt_embedding
-
-__all__ += ["LatentTreeEmbedding", "reshaping_errors", "tt_embedding"]
-
-from . import kernels
-from .estimators import KernelSpectral
-from .kernels import delta_kernel, incomplete_cholesky, nystrom_factor, rbf_kernel, weighted_density_error
-
-__all__ += [
-    "KernelSpectral",
-    "delta_kernel",
-    "incomplete_cholesky",
-    "nystrom_factor",
-    "rbf_kernel",
-    "weighted_density_error",
-]
-
-from . import lda_moments
-from .estimators import SpectralLDA
-
-__all__ += ["SpectralLDA"]
-
-from . import ica
-from .estimators import TensorICA
-
-__all__ += ["TensorICA"]
-
-from . import scale
-from .scale import (SketchedCountMoments, SketchedMoments, SketchedViewMoments, reduce_rows, row_chunks,
-                    sketch_matrix)
-
-__all__ += ["SketchedCountMoments", "SketchedMoments", "SketchedViewMoments", "reduce_rows", "row_chunks",
-            "sketch_matrix"]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mvlib.tensors import cp_tensor, cp_to_dense
+from mvlib.core.tensors import cp_tensor, cp_to_dense
 
 
 def random_odeco(k, rng, low=1.0, high=3.0):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mvlib.baselines import HistogramSpectral, NonparametricEM, silverman_bandwidth
+from mvlib.kernel import HistogramSpectral, NonparametricEM, silverman_bandwidth
 
 W_TRUE = np.array([1.0, 2.0, 3.0]) / 6
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import mvlib
-from mvlib.covariances import view_covariances
+from mvlib.multiview import view_covariances
 
 
 def _exact_design(rng, k=3, d1=5, d2=4, d3=3, shared_mean=False):

@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 import mvlib
-from mvlib.models import MultiViewMixtureModel, random_topic_model
+from mvlib.multiview import MultiViewMixtureModel
+from mvlib.topic import random_topic_model
 
 METHODS = ["observable", "tensor"]
 
@@ -292,7 +293,7 @@ def _mixed_views(n, seed):
 
 
 def test_product_mixture_em_recovers_the_mixed_model_from_both_starts():
-    from mvlib.baselines import ProductMixtureEM
+    from mvlib.multiview import ProductMixtureEM
 
     M, w, X = _mixed_views(5000, 1)
     fits = [ProductMixtureEM(3, init="spectral", random_state=0).fit(X),
@@ -310,7 +311,7 @@ def test_product_mixture_em_recovers_the_mixed_model_from_both_starts():
 
 
 def test_product_mixture_em_bad_input():
-    from mvlib.baselines import ProductMixtureEM
+    from mvlib.multiview import ProductMixtureEM
 
     _, _, X = _mixed_views(200, 2)
     with pytest.raises(ValueError, match="kinds must list one of"):

@@ -1,4 +1,4 @@
-"""Exact-moment data sets (mvlib.models.cubature) and Isserlis with independent vectors."""
+"""Exact-moment data sets (mvlib.core.cubature) and Isserlis with independent vectors."""
 import itertools
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import sympy as sp
 
 import mvlib
-from mvlib.models import categorical_exact_data, multiview_gaussian_cubature
-from mvlib.symbolic import gaussian_expectation, isserlis
+from mvlib.core.cubature import categorical_exact_data, multiview_gaussian_cubature
+from mvlib.core.symbolic import gaussian_expectation, isserlis
 
 
 def test_gaussian_expectation_single_base_unchanged():

@@ -76,7 +76,7 @@ XC = _counts()
 XI = np.column_stack([R.laplace(size=300), R.uniform(-1.7, 1.7, size=300), R.laplace(size=300)]) @ \
     np.array([[1.0, 0.4, 0.1], [0.3, 1.0, 0.2], [0.0, 0.5, 1.0]])
 XH, LH = _hmm_data()
-T4, LAM4, Q4 = mvlib.tensors.random_odeco_tensor(4, 0)
+T4, LAM4, Q4 = mvlib.core.tensors.random_odeco_tensor(4, 0)
 T_OC = mvlib.random_overcomplete_tensor(5, 6, 0)[0]
 M2 = V3[0].T @ V3[1] / 240
 M2S = 0.5 * (M2 + M2.T) + 10 * np.eye(3)

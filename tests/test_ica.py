@@ -13,17 +13,11 @@ from sklearn.decomposition import FastICA
 from sklearn.exceptions import NotFittedError
 from tensorly.cp_tensor import CPTensor
 
-from mvlib._validation import IllConditionedWarning
-from mvlib.estimators.ica import TensorICA
-from mvlib.ica import (
-    FourthCumulantOperator,
-    amari_index,
-    fourth_cumulant_contract,
-    fourth_order_power_method,
-    population_fourth_cumulant,
-    sample_kurtosis,
-)
-from mvlib.metrics import match_columns, matched_error
+from mvlib.core.validation import IllConditionedWarning
+from mvlib.ica import TensorICA
+from mvlib.ica import (FourthCumulantOperator, amari_index, fourth_cumulant_contract,
+                       fourth_order_power_method, population_fourth_cumulant, sample_kurtosis)
+from mvlib.core.metrics import match_columns, matched_error
 
 
 # --------------------------------------------------------------------------- (a) sympy
@@ -162,7 +156,7 @@ def test_recovery_from_exact_data_through_the_implicit_operator(deflation, selec
     np.testing.assert_allclose(np.asarray(cp.weights)[perm], KURTOSES, rtol=1e-8)
 
 
-@pytest.mark.filterwarnings("ignore::mvlib._validation.IllConditionedWarning")  # 240 rows: se large
+@pytest.mark.filterwarnings("ignore::mvlib.core.validation.IllConditionedWarning")  # 240 rows: se large
 def test_estimator_recovers_the_mixing_from_exact_data():
     rng = np.random.default_rng(6)
     S = _exact_sources()
@@ -303,7 +297,7 @@ def test_bad_data(X, exc, match):
         TensorICA(2).fit(X)
 
 
-@pytest.mark.filterwarnings("ignore::mvlib._validation.IllConditionedWarning")  # 200 rows
+@pytest.mark.filterwarnings("ignore::mvlib.core.validation.IllConditionedWarning")  # 200 rows
 def test_methods_check_fit_and_shapes():
     est = TensorICA(2, random_state=0)
     with pytest.raises(NotFittedError, match="not fitted"):

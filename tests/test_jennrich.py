@@ -4,7 +4,7 @@ import pytest
 from tensorly.cp_tensor import CPTensor
 
 import mvlib
-from mvlib.tensors import cp_tensor, cp_to_dense, random_odeco_tensor, random_symmetric_tensor
+from mvlib.core.tensors import cp_tensor, cp_to_dense, random_odeco_tensor, random_symmetric_tensor
 
 
 @pytest.mark.parametrize("k", [1, 2, 5, 10, 30])

@@ -2,7 +2,7 @@
 
 Song et al. (2014, §7); the α₀-corrected moments of Anandkumar et al. (2012, Theorem 3.5).
 With the delta kernel the feature space is the one-hot space and the estimator is the
-spectral LDA of mvlib.lda_moments on documents of three words (checked exactly, on the
+spectral LDA of mvlib.lda on documents of three words (checked exactly, on the
 population and on a sample); on continuous groups the prior is what makes the component
 densities right (measured against alpha0=None over seeds).
 """
@@ -16,9 +16,9 @@ from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
 import mvlib
-import mvlib.estimators.kernel as ek
-import mvlib.kernels as mk
-from mvlib import lda_moments as lm
+import mvlib.kernel._algorithm as mk
+import mvlib.kernel._estimator as ek
+import mvlib.lda._moments as lm
 
 
 # ---------------------------------------------------------------- data
@@ -215,7 +215,7 @@ def test_group_inference_against_brute_force_and_the_one_component_limit():
     x = x[q.min(axis=1) >= 1e-3 * q.max(axis=1)]
     assert x.size >= 20
     test = [x, x, x]
-    plain_posterior = mvlib.estimators._base._ProductMixture.predict_proba(tiny, test)
+    plain_posterior = mvlib.core.base.ProductMixture.predict_proba(tiny, test)
     np.testing.assert_allclose(tiny.predict_proba(test), plain_posterior, atol=1e-6)
 
 

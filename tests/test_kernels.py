@@ -1,4 +1,4 @@
-"""Tests of mvlib.kernels and mvlib.KernelSpectral (chapter 7, kernel embeddings)."""
+"""Tests of mvlib.kernel and mvlib.KernelSpectral (chapter 7, kernel embeddings)."""
 import functools
 
 import numpy as np
@@ -7,8 +7,8 @@ from scipy import stats
 from sklearn.metrics import adjusted_rand_score
 
 import mvlib
-import mvlib.kernels as mk
-from mvlib.kernels import cv_bandwidth, loo_kde_loglik
+import mvlib.kernel._algorithm as mk
+from mvlib.kernel import cv_bandwidth, loo_kde_loglik
 
 
 def _mixture_views(m, seed, means=(-4.0, 0.5, 5.0), sds=(1.0, 0.7, 0.8), weights=(1, 2, 3)):
@@ -352,7 +352,7 @@ def test_delta_kernel_is_the_discrete_method_exactly():
     """On data whose empirical law is exactly a categorical three-view mixture, the delta-kernel
     spectral algorithm (both paths) and the one-hot tensor route return the same table and
     weights as the model, to rounding."""
-    from mvlib.models.cubature import categorical_exact_data
+    from mvlib.core.cubature import categorical_exact_data
 
     P = [["0.45", "0.20", "0.05"], ["0.30", "0.10", "0.05"], ["0.10", "0.40", "0.05"],
          ["0.05", "0.20", "0.15"], ["0.05", "0.05", "0.30"], ["0.05", "0.05", "0.40"]]
@@ -392,7 +392,7 @@ def test_smoothing_bias_gaussian_closed_form_and_pole_exponent():
 def test_integral_queries_against_the_truth_and_exact_for_the_delta_kernel():
     """E[f(X)|h] = <f, mu_h> and interval probabilities: exact on exact-moment discrete data;
     close to the truth on a Gaussian mixture sample."""
-    from mvlib.models.cubature import categorical_exact_data
+    from mvlib.core.cubature import categorical_exact_data
 
     P = [["0.45", "0.20", "0.05"], ["0.30", "0.10", "0.05"], ["0.10", "0.40", "0.05"],
          ["0.05", "0.20", "0.15"], ["0.05", "0.05", "0.30"], ["0.05", "0.05", "0.40"]]
@@ -434,7 +434,7 @@ def test_streamed_decomposition_equals_the_in_memory_one():
     assert np.abs(out["T"] - ref["T"]).max() < 1e-12
     assert np.abs(out["embeddings"] - ref["embeddings"]).max() < 1e-8
     assert np.abs(out["weights"] - ref["weights"]).max() < 1e-8
-    import mvlib.estimators.kernel as ek
+    import mvlib.kernel._estimator as ek
     grid = np.linspace(-8, 9, 200)[:, None]
     a = mvlib.KernelSpectral(3, bandwidth=0.5, rank=120, random_state=0).fit(views)
     old = ek.FEATURE_BYTES, ek.STREAM_CHUNK

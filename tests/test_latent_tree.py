@@ -1,4 +1,4 @@
-"""Decomposition of a joint table along the edges of a general latent tree (mvlib.latent_tree)."""
+"""Decomposition of a joint table along the edges of a general latent tree (mvlib.tree)."""
 import itertools
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import tensorly as tl
 from threadpoolctl import threadpool_limits
 
-from mvlib.latent_tree import (LatentTree, LatentTreeModel, binary_tree, chain_ranks, edge_errors, random_tree,
-                               edge_ranks, random_latent_tree_model, tree_decomposition)
+from mvlib.tree import (LatentTree, LatentTreeModel, binary_tree, chain_ranks, edge_errors,
+                        random_tree, edge_ranks, random_latent_tree_model, tree_decomposition)
 from mvlib import IllConditionedWarning, LatentTreeEmbedding
 from mvlib.tree import reshaping_errors
 

@@ -19,17 +19,10 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from mvlib.estimators.lda import SpectralLDA
-from mvlib.lda_moments import (
-    LDASecondMoment,
-    drop_short_documents,
-    lda_decompose,
-    lda_mean,
-    lda_moment_coefficients,
-    lda_whitened_pairs,
-    lda_whitened_third_moment,
-    randomized_whitening,
-)
+from mvlib.lda import SpectralLDA
+from mvlib.lda import (LDASecondMoment, drop_short_documents, lda_decompose, lda_mean,
+                       lda_moment_coefficients, lda_whitened_pairs, lda_whitened_third_moment,
+                       randomized_whitening)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -366,7 +359,7 @@ def test_topic_model_large_vocabulary_no_squared_array_and_same_as_dense():
     array at 200,000 words (tracemalloc cap), and on 800 words the implicit path equals the
     dense one (both Lanczos with the same start) to rounding."""
     from mvlib import CountPairsOperator, SpectralTopicModel, count_pairs
-    from mvlib.estimators import topic as topic_module
+    import mvlib.topic._estimator as topic_module
 
     rng = np.random.default_rng(9)
     d, k, n, ell = 200_000, 4, 3000, 40

@@ -3,8 +3,8 @@ import pytest
 import sympy as sp
 
 import mvlib
-from mvlib.models import MultiViewMixtureModel, random_multiview_model
-from mvlib.symbolic import array_equal, cp_array, discrete_expectation, mixture_symbols, sym_multilinear
+from mvlib.multiview import MultiViewMixtureModel, random_multiview_model
+from mvlib.core.symbolic import array_equal, cp_array, discrete_expectation, mixture_symbols, sym_multilinear
 
 
 def test_matching_undoes_permutation_and_sign(rng):
@@ -72,7 +72,7 @@ def test_symbolic_expectation_gives_pairs_factorisation():
 
 
 def test_error_text_hides_rounding_digits_only():
-    from mvlib.metrics import error_text
+    from mvlib.core.metrics import error_text
 
     assert error_text(3e-16) == "< 1e-12" and error_text(7e-13) == "< 1e-12"
     assert error_text(2.345e-7) == "= 2.3e-07"

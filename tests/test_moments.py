@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 
 import mvlib
-from mvlib.models import random_multiview_model
+from mvlib.multiview import random_multiview_model
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_whitened_triples_streams_in_chunks(rng, monkeypatch):
     X = [rng.standard_normal((20000, 5)) for _ in range(3)]
     W = [rng.standard_normal((5, 3)) for _ in range(3)]
     got = mvlib.whitened_triples(*X, *W)
-    monkeypatch.setattr(mvlib.moments, "_CHUNK", 10 ** 9)
+    monkeypatch.setattr(mvlib.core.moments, "_CHUNK", 10 ** 9)
     np.testing.assert_allclose(got, mvlib.whitened_triples(*X, *W), atol=1e-12)
 
 

@@ -7,9 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 import mvlib
-from mvlib.models import MultiViewMixtureModel, SingleTopicModel, random_multiview_model, random_topic_model
-from mvlib.moments import count_mean, count_triples
-from mvlib.observable import EigengapWarning, projected_operator, random_orthogonal, view_bases
+from mvlib.multiview import MultiViewMixtureModel, random_multiview_model
+from mvlib.topic import SingleTopicModel, random_topic_model
+from mvlib.core.moments import count_mean, count_triples
+from mvlib.core.observable import EigengapWarning, projected_operator, random_orthogonal, view_bases
 
 
 # --------------------------------------------------------------------------- helpers
@@ -232,7 +233,7 @@ def test_public_functions_do_not_warn_on_clean_population_input():
 
 # --------------------------------------------------------------------------- weights
 def test_mixture_weights_exact_on_population_means_from_any_view():
-    from mvlib.observable import mixture_weights
+    from mvlib.core.observable import mixture_weights
 
     model = random_multiview_model(3, (6, 5, 4), kind="gaussian", random_state=4)
     mus = [M @ model.weights for M in model.means]

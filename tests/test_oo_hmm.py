@@ -1,4 +1,4 @@
-"""Tests of mvlib.oo_hmm and ObservableOperatorHMM (Hsu, Kakade & Zhang 2012)."""
+"""Tests of mvlib.hmm and ObservableOperatorHMM (Hsu, Kakade & Zhang 2012)."""
 import itertools
 import pickle
 import warnings
@@ -8,8 +8,8 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from mvlib import hmm, oo_hmm
-from mvlib.estimators.oo_hmm import ObservableOperatorHMM
+from mvlib import hmm
+from mvlib.hmm import ObservableOperatorHMM
 
 
 def random_hmm(seed, k=3, d=5, concentration=1.0):
@@ -55,7 +55,7 @@ def all_sequences(d, L):
 @pytest.mark.parametrize("seed,k,d", [(0, 3, 5), (1, 2, 4), (2, 4, 4), (3, 3, 6)])
 def test_exact_on_population_moments(seed, k, d):
     pi, T, O = random_hmm(seed, k, d)
-    b1, binf, B, U = oo_hmm.oo_operators(*brute_window_moments(pi, T, O), k)
+    b1, binf, B, U = hmm.oo_operators(*brute_window_moments(pi, T, O), k)
     # Lemma 3: b1 = (U^T O) π, binf^T = 1^T (U^T O)^{-1}, B_x = (U^T O) A_x (U^T O)^{-1}
     UO = U.T @ O
     assert np.allclose(b1, UO @ pi, atol=1e-12)
@@ -64,12 +64,12 @@ def test_exact_on_population_moments(seed, k, d):
     for L in range(1, 5):
         seqs, X, lengths = all_sequences(d, L)
         truth = np.array([brute_probability(pi, T, O, s) for s in seqs])
-        raw = oo_hmm.oo_joint_probability(b1, binf, B, X, lengths)
+        raw = hmm.oo_joint_probability(b1, binf, B, X, lengths)
         assert np.max(np.abs(raw - truth)) < 1e-10 * truth.max()
         assert np.max(np.abs(raw / truth - 1)) < 1e-10
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            ll, n_floor, n_obs, n_values = oo_hmm.oo_log_likelihood(b1, binf, B, X, lengths)
+            ll, n_floor, n_obs, n_values = hmm.oo_log_likelihood(b1, binf, B, X, lengths)
         assert n_floor == n_obs == 0 and n_values == len(seqs) * L * d
         assert np.max(np.abs(np.exp(ll) / truth - 1)) < 1e-10
         # the brute force agrees with the library's forward algorithm as well
@@ -88,12 +88,12 @@ def test_exact_through_the_estimator_on_population_moments():
             for _ in range(counts[b, c, a])]
     X, lengths = np.array(seqs).reshape(-1, 1), np.full(len(seqs), 3)
     est = ObservableOperatorHMM(2, start="windows").fit(X, lengths)
-    exact = oo_hmm.oo_operators(*oo_hmm.oo_window_moments(X, lengths), 2)
+    exact = hmm.oo_operators(*hmm.oo_window_moments(X, lengths), 2)
     seqs4, X4, L4 = all_sequences(3, 4)
     truth = np.array([brute_probability(pi, T, O, s) for s in seqs4])
     ll = est.score_samples_per_sequence(X4, L4)
     assert np.max(np.abs(np.exp(ll) / truth - 1)) < 5e-3       # counts rounded at 2^-16
-    assert np.allclose(ll, oo_hmm.oo_log_likelihood(*exact[:3], X4, L4)[0], atol=1e-12)
+    assert np.allclose(ll, hmm.oo_log_likelihood(*exact[:3], X4, L4)[0], atol=1e-12)
 
 
 def test_streamed_operators_equal_dense_route():
@@ -103,7 +103,7 @@ def test_streamed_operators_equal_dense_route():
     X, _, _ = hmm.sample_hmm(pi, T, O, 300, 12, random_state=1)
     lengths = np.array([3, 4, 5, 6, 18, 19, 20, 7, 8, 10] + [12] * 291 + [8])   # unequal lengths
     assert lengths.sum() == X.shape[0]
-    P1, P21, P3x1 = oo_hmm.oo_window_moments(X, lengths)
+    P1, P21, P3x1 = hmm.oo_window_moments(X, lengths)
     loop = np.zeros((6, 6, 6))
     s = 0
     for L in lengths:
@@ -112,8 +112,8 @@ def test_streamed_operators_equal_dense_route():
             loop[seq[t + 1], seq[t + 2], seq[t]] += 1
         s += L
     assert np.allclose(P3x1, loop / loop.sum(), atol=1e-15)
-    dense = oo_hmm.oo_operators(P1, P21, P3x1, 3)
-    stream = oo_hmm.oo_operators_from_sequences(X, lengths, 3)
+    dense = hmm.oo_operators(P1, P21, P3x1, 3)
+    stream = hmm.oo_operators_from_sequences(X, lengths, 3)
     for a, b in zip(dense[:3], stream[:3]):
         assert np.allclose(a, b, atol=1e-12)
 
@@ -121,20 +121,20 @@ def test_streamed_operators_equal_dense_route():
 def test_start_state_from_first_symbol_law():
     """U^T f with f = O π0 is the b1 of the HMM started at π0 (Lemma 3)."""
     pi, T, O = random_hmm(4, 3, 5)
-    b1, binf, B, U = oo_hmm.oo_operators(*brute_window_moments(pi, T, O), 3)
+    b1, binf, B, U = hmm.oo_operators(*brute_window_moments(pi, T, O), 3)
     pi0 = np.array([0.7, 0.2, 0.1])
-    start = oo_hmm.oo_start_state(U, O @ pi0)
+    start = hmm.oo_start_state(U, O @ pi0)
     seqs, X, lengths = all_sequences(5, 3)
     truth = np.array([brute_probability(pi0, T, O, s) for s in seqs])
-    ll = oo_hmm.oo_log_likelihood(start, binf, B, X, lengths)[0]
+    ll = hmm.oo_log_likelihood(start, binf, B, X, lengths)[0]
     assert np.max(np.abs(np.exp(ll) / truth - 1)) < 1e-10
 
 
 def test_long_sequence_no_underflow():
     pi, T, O = random_hmm(8, 3, 5)
-    b1, binf, B, U = oo_hmm.oo_operators(*brute_window_moments(pi, T, O), 3)
+    b1, binf, B, U = hmm.oo_operators(*brute_window_moments(pi, T, O), 3)
     X, lengths, _ = hmm.sample_hmm(pi, T, O, 2, 5000, random_state=0)
-    ll = oo_hmm.oo_log_likelihood(b1, binf, B, X, lengths)[0]
+    ll = hmm.oo_log_likelihood(b1, binf, B, X, lengths)[0]
     assert np.all(np.isfinite(ll)) and ll.max() < -1000        # e^-1000 underflows in a raw product
     assert np.allclose(ll, hmm.forward_log_likelihood(X, lengths, pi, T, O), rtol=1e-10)
 
@@ -170,7 +170,7 @@ def test_flooring_rule_by_hand():
     B = np.array([0.5, 0.6, -0.1]).reshape(3, 1, 1)
     b1, binf = np.ones(1), np.ones(1)
     X, lengths = np.array([[0], [2], [1]]), np.array([1, 2])
-    ll, n_floor, n_obs, n_values = oo_hmm.oo_log_likelihood(b1, binf, B, X, lengths, floor=1e-3)
+    ll, n_floor, n_obs, n_values = hmm.oo_log_likelihood(b1, binf, B, X, lengths, floor=1e-3)
     q = np.array([0.5, 0.6, 0.5e-3])
     # sequence 0: x = 0. sequence 1: x = 2 (floored), then b2 = B_2 b1 / (-0.1) = 1, x = 1
     assert np.allclose(ll, [np.log(q[0] / q.sum()), np.log(q[2] / q.sum()) + np.log(q[1] / q.sum())],
@@ -188,7 +188,7 @@ def test_estimator_warns_once_with_the_count_and_never_nan():
         ll = est.score_samples_per_sequence(Xte, Lte)
     floored = [w for w in caught if "floored" in str(w.message)]
     assert len(floored) == 1 and issubclass(floored[0].category, RuntimeWarning)
-    n_floor = oo_hmm.oo_log_likelihood(est.b1_, est.binf_, est.operators_, Xte, Lte)[1]
+    n_floor = hmm.oo_log_likelihood(est.b1_, est.binf_, est.operators_, Xte, Lte)[1]
     assert n_floor > 0 and str(n_floor) in str(floored[0].message)
     assert np.all(np.isfinite(ll))
     with pytest.warns(RuntimeWarning, match="floored"):
@@ -198,7 +198,7 @@ def test_estimator_warns_once_with_the_count_and_never_nan():
 
 def test_no_positive_value_gives_uniform_step():
     B = -np.ones((4, 1, 1))
-    ll, n_floor, n_obs, _ = oo_hmm.oo_log_likelihood(np.ones(1), np.ones(1), B, np.array([[1], [3]]))
+    ll, n_floor, n_obs, _ = hmm.oo_log_likelihood(np.ones(1), np.ones(1), B, np.array([[1], [3]]))
     assert np.allclose(ll, [2 * np.log(0.25)]) and n_floor == 8 and n_obs == 2
 
 
@@ -257,9 +257,9 @@ def test_bad_input(data):
     with pytest.raises(TypeError, match="random_state"):
         ObservableOperatorHMM(3, random_state="seed").fit(X, lengths)
     with pytest.raises(ValueError, match="floor"):
-        oo_hmm.oo_log_likelihood(est.b1_, est.binf_, est.operators_, X, lengths, floor=1.5)
+        hmm.oo_log_likelihood(est.b1_, est.binf_, est.operators_, X, lengths, floor=1.5)
     with pytest.raises(ValueError, match="shape"):
-        oo_hmm.oo_log_likelihood(est.b1_[:2], est.binf_, est.operators_, X, lengths)
+        hmm.oo_log_likelihood(est.b1_[:2], est.binf_, est.operators_, X, lengths)
 
 
 def test_start_modes(data):

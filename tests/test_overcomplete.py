@@ -6,19 +6,13 @@ import pytest
 import tensorly as tl
 
 import mvlib
-from mvlib.estimators.overcomplete import OvercompleteTensorDecomposition
-from mvlib.metrics import column_errors
-from mvlib.overcomplete import (
-    ThirdMomentOperator,
-    _DenseTensor,
-    als_refine,
-    asymmetric_power_updates,
-    cluster_restarts,
-    labelled_initialization,
-    random_overcomplete_tensor,
-    svd_initialization,
-)
-from mvlib.tensors import cp_tensor, cp_to_dense, multilinear
+from mvlib.overcomplete import OvercompleteTensorDecomposition
+from mvlib.core.metrics import column_errors
+from mvlib.overcomplete import (ThirdMomentOperator, als_refine, asymmetric_power_updates,
+                                cluster_restarts, labelled_initialization,
+                                random_overcomplete_tensor, svd_initialization)
+from mvlib.overcomplete._algorithm import _DenseTensor
+from mvlib.core.tensors import cp_tensor, cp_to_dense, multilinear
 
 from conftest import random_odeco
 
@@ -290,7 +284,7 @@ def test_als_refine_exact_from_perturbed_truth(rng):
         assert np.max(sign_free_errors(A, M)) < 1e-3  # parafac stops on its error decrease
     np.testing.assert_allclose(np.abs(w2), w, rtol=1e-4)
     # the operator sweeps give the same on the same tensor
-    from mvlib.overcomplete import _als_operator
+    from mvlib.overcomplete._algorithm import _als_operator
     w3, A3, B3, C3 = _als_operator(_DenseTensor(T), w, A1, A1, A1, 200, 1e-12)
     assert np.max(sign_free_errors(A, A3)) < 1e-6
 

@@ -5,7 +5,7 @@ from tensorly.cp_tensor import CPTensor
 from tensorly.tenalg import multi_mode_dot
 
 import mvlib
-from mvlib.tensors import cp_to_dense
+from mvlib.core.tensors import cp_to_dense
 
 from conftest import random_odeco
 

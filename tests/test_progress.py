@@ -1,6 +1,6 @@
 from tqdm import tqdm
 
-from mvlib._progress import progress, progress_enabled
+from mvlib.core.progress import progress, progress_enabled
 
 
 def test_progress_silent_in_ci_and_when_disabled(monkeypatch):

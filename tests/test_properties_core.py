@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.tensors import multilinear
+from mvlib.core.tensors import multilinear
 
 SEEDS = st.integers(0, 2**32 - 1)
 #: exponents e of the scale 10^e applied to a model (third moments stay far inside float64)

@@ -30,8 +30,8 @@ from threadpoolctl import threadpool_limits
 
 import mvlib
 from mvlib import hmm
-from mvlib.estimators.hmm import hmm_from_moments
-from mvlib.models import categorical_exact_data, gaussian_cubature, multiview_gaussian_cubature
+from mvlib.hmm import hmm_from_moments
+from mvlib.core.cubature import categorical_exact_data, gaussian_cubature, multiview_gaussian_cubature
 from mvlib.overcomplete import random_overcomplete_tensor
 
 SEEDS = st.integers(0, 2**32 - 1)

@@ -1,4 +1,4 @@
-"""Moments at scale (:mod:`mvlib.scale`): one-pass sketched moments, streams and Dask.
+"""Moments at scale (:mod:`mvlib.core.scale`): one-pass sketched moments, streams and Dask.
 
 * the accumulators against the exact moments, and merging (``+``) against one pass;
 * with K = d the one-pass fit equals the two-pass fit (up to rounding);
@@ -18,8 +18,10 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib import scale
-from mvlib.models import LDAModel, MultiViewMixtureModel, random_topic_model
+from mvlib.core import scale
+from mvlib.lda import LDAModel
+from mvlib.multiview import MultiViewMixtureModel
+from mvlib.topic import random_topic_model
 
 K3 = 3  # components of every model below
 
@@ -119,7 +121,7 @@ def components(est):
 
 
 def assert_same_fit(a, b, tol):
-    """``b`` equals ``a`` to ``tol`` after matching the components (Hungarian matching of mvlib.metrics)."""
+    """``b`` equals ``a`` to ``tol`` after matching the components (Hungarian matching of mvlib.core.metrics)."""
     A, B = components(a), components(b)
     assert A.shape == B.shape
     perm, _ = mvlib.match_columns(A.T, B.T)
@@ -232,7 +234,7 @@ def test_sketched_count_moments_equal_the_exact_count_moments_and_merge():
               + scale.SketchedCountMoments(O).update(X[151:], 151))
     P = np.asarray(mvlib.count_pairs(X))
     exact = {"pairs_cross": P @ O, "pairs_sketch": O.T @ P @ O,
-             "triples_sketch": mvlib.count_whitened_triples(X, O), "mean": mvlib.moments.count_mean(X)}
+             "triples_sketch": mvlib.count_whitened_triples(X, O), "mean": mvlib.core.moments.count_mean(X)}
     for f, want in exact.items():
         scl = float(np.max(np.abs(want)))
         np.testing.assert_allclose(getattr(whole, f)(), want, rtol=1e-12, atol=1e-12 * scl, err_msg=f)

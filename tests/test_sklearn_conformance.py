@@ -37,20 +37,20 @@ from sklearn.utils.estimator_checks import estimator_checks_generator, parametri
 from sklearn.utils.validation import check_is_fitted
 
 from mvlib import hmm
-from mvlib.baselines import HistogramSpectral, NonparametricEM, ProductMixtureEM, UnigramMixtureEM
-from mvlib.estimators import (
-    KernelSpectral,
-    LatentTreeEmbedding,
-    MultiViewMixture,
-    ObservableOperatorHMM,
-    OvercompleteTensorDecomposition,
-    SpectralGMM,
-    SpectralHMM,
-    SpectralLDA,
-    SpectralTopicModel,
-    TensorICA,
-)
-from mvlib.models import MultiViewMixtureModel, random_topic_model
+from mvlib.kernel import HistogramSpectral, NonparametricEM
+from mvlib.multiview import ProductMixtureEM
+from mvlib.topic import UnigramMixtureEM
+from mvlib.kernel import KernelSpectral
+from mvlib.tree import LatentTreeEmbedding
+from mvlib.multiview import MultiViewMixture
+from mvlib.hmm import ObservableOperatorHMM, SpectralHMM
+from mvlib.overcomplete import OvercompleteTensorDecomposition
+from mvlib.gmm import SpectralGMM
+from mvlib.lda import SpectralLDA
+from mvlib.topic import SpectralTopicModel
+from mvlib.ica import TensorICA
+from mvlib.multiview import MultiViewMixtureModel
+from mvlib.topic import random_topic_model
 from mvlib.overcomplete import random_overcomplete_tensor
 
 # --------------------------------------------------------------------------- the registry
@@ -851,3 +851,85 @@ def test_transformer_on_counts():
     ro = np.array(X, copy=True)
     ro.setflags(write=False)
     np.testing.assert_allclose(SpectralLDA(2, random_state=0).fit(ro).transform(ro), Z, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- a fit is all or nothing
+class _Interrupted(RuntimeError):
+    """Raised by the instrumented estimators below in the middle of a fit."""
+
+
+def _interrupting(cls, at):
+    """A subclass of ``cls`` whose fit raises when it sets its ``at``-th fitted attribute
+    (a public name ending in ``_``), or never (``at=None``: it counts them in ``.count``)."""
+
+    class Interrupting(cls):
+        def __setattr__(self, name, value):
+            if name.endswith("_") and not name.startswith("_") and getattr(self, "_armed", False):
+                type(self).count += 1
+                if type(self).count == at:
+                    raise _Interrupted(f"interrupted at fitted attribute number {at} ({name})")
+            object.__setattr__(self, name, value)
+
+    Interrupting.count = 0
+    Interrupting.__name__ = cls.__name__
+    return Interrupting
+
+
+def _instrumented(case, at):
+    est = case.make()
+    params = est.get_params(deep=False)
+    inst = _interrupting(type(est), at)(**params)
+    object.__setattr__(inst, "_armed", True)
+    return inst
+
+
+def _state(est):
+    return {k: copy.deepcopy(v) for k, v in vars(est).items() if k != "_armed"}
+
+
+def _same_state(a, b):
+    assert a.keys() == b.keys(), set(a) ^ set(b)
+    for key in a:
+        if isinstance(a[key], (np.ndarray, list, tuple)) or sp.issparse(a[key]):
+            assert _equal(a[key], b[key]), key
+        elif hasattr(a[key], "__dict__") and not isinstance(a[key], type):
+            assert type(a[key]) is type(b[key]), key
+        else:
+            assert a[key] == b[key] or (a[key] != a[key] and b[key] != b[key]), key
+
+
+def _failure_points(case):
+    """Where to interrupt a fit: at the first, a middle and the last of its fitted attributes."""
+    counter = _instrumented(case, None)
+    counter.fit(*case.data())
+    n = type(counter).count
+    assert n >= 1, f"{case.name}.fit set no fitted attribute"
+    return sorted({1, (n + 1) // 2, n})
+
+
+@_cases()
+def test_fit_is_all_or_nothing(case):
+    """A fit that raises part-way leaves a fresh estimator unfitted and a fitted one exactly as it was
+    (the issue's hostile-input finding: SpectralGMM, MultiViewMixture, LatentTreeEmbedding and
+    TensorICA used to keep the attributes set before the error)."""
+    args = case.data()
+    for at in _failure_points(case):
+        fresh = _instrumented(case, at)
+        before = _state(fresh)
+        with pytest.raises(_Interrupted):
+            fresh.fit(*args)
+        _same_state(_state(fresh), before)
+        with pytest.raises(NotFittedError):
+            check_is_fitted(fresh)
+        for m in case.methods:
+            with pytest.raises(NotFittedError):
+                getattr(fresh, m)(*args)
+
+        fitted = _instrumented(case, None)
+        fitted.fit(*args)
+        outputs, state = _outputs(fitted, case, args), _state(fitted)
+        fitted.__class__ = _interrupting(type(fitted).__mro__[1], at)   # the refit raises at ``at``
+        with pytest.raises(_Interrupted):
+            fitted.fit(*args)
+        _same_state(_state(fitted), state)
+        _assert_same(_outputs(fitted, case, args), outputs)

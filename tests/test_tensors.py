@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mvlib
-from mvlib.tensors import cp_tensor, cp_to_dense
+from mvlib.core.tensors import cp_tensor, cp_to_dense
 
 
 def test_multilinear_matches_einsum(rng):
@@ -45,7 +45,7 @@ def test_odeco_round_trip_property(k, seed):
 
 
 def test_symmetrize_and_random_tensors():
-    from mvlib.tensors import random_odeco_tensor, random_symmetric_tensor, symmetrize
+    from mvlib.core.tensors import random_odeco_tensor, random_symmetric_tensor, symmetrize
 
     E = random_symmetric_tensor(5, random_state=0)
     for p in [(0, 2, 1), (1, 0, 2), (2, 1, 0), (1, 2, 0)]:

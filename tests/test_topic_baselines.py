@@ -4,8 +4,8 @@ import pytest
 import scipy.sparse as sps
 
 import mvlib
-from mvlib.baselines import UnigramMixtureEM
-from mvlib.models import random_topic_model
+from mvlib.topic import UnigramMixtureEM
+from mvlib.topic import random_topic_model
 
 
 @pytest.fixture(scope="module")
@@ -76,18 +76,18 @@ def test_em_rejects_bad_counts():
 def test_npmi_hand_computed():
     X = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 0]])
     topics = np.array([[.4, .4, .1, .1], [.1, .1, .4, .4], [.4, .1, .4, .1]])
-    got = mvlib.metrics.npmi_coherence(topics, X, top=2)
+    got = mvlib.core.metrics.npmi_coherence(topics, X, top=2)
     # words 2, 3: p = 1/2, 1/4, joint 1/4 -> log 2 / log 4
     assert np.allclose(got, [1.0, 0.5, -1.0])
-    assert np.allclose(mvlib.metrics.npmi_coherence(topics, sps.csr_matrix(X), top=2), got)
+    assert np.allclose(mvlib.core.metrics.npmi_coherence(topics, sps.csr_matrix(X), top=2), got)
 
 
 def test_npmi_independent_words_near_zero_and_bounds():
     rng = np.random.default_rng(0)
     X = (rng.random((20000, 6)) < 0.3).astype(int)
-    got = mvlib.metrics.npmi_coherence(np.arange(6, 0, -1)[None, :], X, top=6)
+    got = mvlib.core.metrics.npmi_coherence(np.arange(6, 0, -1)[None, :], X, top=6)
     assert abs(got[0]) < 0.02
     with pytest.raises(ValueError, match="top"):
-        mvlib.metrics.npmi_coherence(np.ones((1, 6)), X, top=7)
+        mvlib.core.metrics.npmi_coherence(np.ones((1, 6)), X, top=7)
     with pytest.raises(ValueError, match="columns"):
-        mvlib.metrics.npmi_coherence(np.ones((1, 5)), X)
+        mvlib.core.metrics.npmi_coherence(np.ones((1, 5)), X)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mvlib
-from mvlib.models import MultiViewMixtureModel, random_multiview_model
+from mvlib.multiview import MultiViewMixtureModel, random_multiview_model
 
 
 def test_whitening_whitens(rng):

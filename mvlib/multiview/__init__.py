@@ -1,0 +1,18 @@
+"""Three-view mixtures (conditionally independent views): the spectral estimator, the
+generative model with exact moments, per-view covariances and the EM baseline.
+
+Derived in :doc:`/chapters/04_three_view_mixtures`. The modules of this package are private; these
+names are its public surface.
+"""
+from ._covariances import view_covariances
+from ._em import ProductMixtureEM
+from ._estimator import MultiViewMixture
+from ._model import MultiViewMixtureModel, random_multiview_model
+
+__all__ = [
+    "MultiViewMixture",
+    "MultiViewMixtureModel",
+    "ProductMixtureEM",
+    "random_multiview_model",
+    "view_covariances",
+]
