@@ -1,14 +1,6 @@
 import numpy as np
 import pytest
 
-from mvlib.core.tensors import cp_tensor, cp_to_dense
-
-
-def random_odeco(k, rng, low=1.0, high=3.0):
-    """Random orthogonally decomposable tensor: (T, weights, V)."""
-    V, _ = np.linalg.qr(rng.standard_normal((k, k)))
-    lam = rng.uniform(low, high, size=k)
-    return cp_to_dense(cp_tensor(lam, [V, V, V])), lam, V
 
 
 @pytest.fixture

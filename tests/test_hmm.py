@@ -209,16 +209,16 @@ def test_bad_X(X, exc):
 
 def test_bad_hyper_parameters():
     X = np.arange(30)[:, None] % 4
-    with pytest.raises(ValueError, match="n_states"):
+    with pytest.raises(ValueError, match="n_components"):
         mvlib.SpectralHMM(0).fit(X)
-    with pytest.raises(TypeError, match="n_states"):
+    with pytest.raises(TypeError, match="n_components"):
         mvlib.SpectralHMM(2.0).fit(X)
     with pytest.raises(ValueError, match="exceeds n_symbols"):
         mvlib.SpectralHMM(5).fit(X)
     with pytest.raises(TypeError, match="random_state"):
         mvlib.SpectralHMM(2, random_state="x").fit(X)
-    with pytest.raises(ValueError, match="startprob"):
-        mvlib.SpectralHMM(2, startprob="x").fit(X)
+    with pytest.raises(ValueError, match="start must be"):
+        mvlib.SpectralHMM(2, start="x").fit(X)
     with pytest.raises(ValueError, match="not fitted"):
         mvlib.SpectralHMM(2).score(X)
 
@@ -416,3 +416,21 @@ def test_window_start_condition_counterexample():
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="(?!σ_)")
             mvlib.SpectralHMM(3, random_state=0).fit(X, lengths)
+
+
+@pytest.mark.parametrize("cls", [mvlib.SpectralHMM, mvlib.ObservableOperatorHMM])
+def test_former_parameter_names_still_work_with_a_future_warning(cls):
+    """n_states (and SpectralHMM's startprob) were renamed n_components and start (issue 26)."""
+    X, lengths, _ = hmm.sample_hmm(np.array([0.5, 0.5]), np.array([[0.85, 0.2], [0.15, 0.8]]),
+                               np.array([[0.6, 0.05], [0.3, 0.15], [0.05, 0.3], [0.05, 0.5]]),
+                               60, 25, random_state=0)
+    new = cls(2, random_state=0).fit(X, lengths)
+    with pytest.warns(FutureWarning, match="n_states was renamed n_components"):
+        old = cls(n_states=2, random_state=0).fit(X, lengths)
+    assert np.array_equal(new.score_samples_per_sequence(X, lengths), old.score_samples_per_sequence(X, lengths))
+    with pytest.raises(ValueError, match="were both given"), pytest.warns(FutureWarning):
+        cls(2, n_states=3).fit(X, lengths)
+    if cls is mvlib.SpectralHMM:
+        with pytest.warns(FutureWarning, match="startprob was renamed start"):
+            old = cls(2, random_state=0, startprob="stationary").fit(X, lengths)
+        assert np.array_equal(old.startprob_, cls(2, random_state=0, start="stationary").fit(X, lengths).startprob_)

@@ -244,11 +244,11 @@ def test_bad_input(data):
         ObservableOperatorHMM(3).fit(np.where(X == 0, np.nan, X), lengths)
     with pytest.raises(ValueError, match="shape"):
         ObservableOperatorHMM(3).fit(np.hstack([X, X]), lengths)
-    with pytest.raises(ValueError, match="n_states=7 exceeds n_symbols=6"):
+    with pytest.raises(ValueError, match="n_components=7 exceeds n_symbols=6"):
         ObservableOperatorHMM(7).fit(X, lengths)
     with pytest.raises(ValueError, match="exceeds the rank"):
         ObservableOperatorHMM(3).fit(np.tile([[0], [1], [0], [2]], (50, 1)), None)   # rank(P21) = 2
-    with pytest.raises(TypeError, match="n_states"):
+    with pytest.raises(TypeError, match="n_components"):
         ObservableOperatorHMM(2.5).fit(X, lengths)
     with pytest.raises(ValueError, match="start"):
         ObservableOperatorHMM(3, start="middle").fit(X, lengths)

@@ -14,7 +14,7 @@ from mvlib.overcomplete import (ThirdMomentOperator, als_refine, asymmetric_powe
 from mvlib.overcomplete._algorithm import _DenseTensor
 from mvlib.core.tensors import cp_tensor, cp_to_dense, multilinear
 
-from conftest import random_odeco
+from mvlib.core.tensors import random_odeco_tensor
 
 
 def unit_columns(rng, d, k):
@@ -121,7 +121,7 @@ def test_symmetric_updates_equal_eq1_from_equal_starts(rng):
 
 
 def test_components_of_an_orthogonal_tensor_are_fixed_points(rng):
-    T, lam, V = random_odeco(6, rng)
+    T, lam, V = random_odeco_tensor(6, rng)
     w, A, _, _ = asymmetric_power_updates(T, V, n_iterations=5)
     np.testing.assert_allclose(A, V, atol=1e-12)
     np.testing.assert_allclose(w, lam, rtol=1e-12)
@@ -173,7 +173,7 @@ def test_svd_initialization_on_data_matches_the_explicit_slices(rng):
 
 # ---------------------------------------------------------------- Procedure 2
 def test_cluster_restarts_picks_largest_and_drops_its_cluster(rng):
-    T, lam, V = random_odeco(5, rng)
+    T, lam, V = random_odeco_tensor(5, rng)
     # noisy copies (both signs) of the eigenvectors: 3 per component
     starts = np.hstack([V * s + 0.05 * rng.standard_normal((5, 5)) for s in (1, -1, 1)])
     w, A, B, C = asymmetric_power_updates(T, starts, n_iterations=0)
@@ -191,7 +191,7 @@ def test_cluster_restarts_picks_largest_and_drops_its_cluster(rng):
 # ---------------------------------------------------------------- estimator
 @pytest.mark.parametrize("init", ["svd", "random"])
 def test_exact_recovery_of_orthogonal_tensors(rng, init):
-    T, lam, V = random_odeco(8, rng)
+    T, lam, V = random_odeco_tensor(8, rng)
     est = OvercompleteTensorDecomposition(8, init, refine=False, n_iterations=50, random_state=0).fit(T)
     assert np.max(sign_free_errors(V, est.factors_)) < 1e-8
     perm, _ = mvlib.match_columns(V, est.factors_, sign_invariant=True)
@@ -303,7 +303,7 @@ def test_reproducible_and_generator_accepted():
 
 
 def test_short_of_components_warns_and_fills(rng):
-    T, lam, V = random_odeco(4, rng)
+    T, lam, V = random_odeco_tensor(4, rng)
     T6 = np.zeros((6, 6, 6))
     T6[:4, :4, :4] = T  # rank 4 in dimension 6: 6 components cannot all be found
     est = OvercompleteTensorDecomposition(6, "random", n_restarts=30, max_rounds=2, refine=False,

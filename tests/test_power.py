@@ -7,13 +7,13 @@ from tensorly.tenalg import multi_mode_dot
 import mvlib
 from mvlib.core.tensors import cp_to_dense
 
-from conftest import random_odeco
+from mvlib.core.tensors import random_odeco_tensor
 
 
 @pytest.mark.parametrize("k", [2, 5, 10, 25, 50])
 def test_exact_recovery_of_odeco_tensors(k, rng):
     for trial in range(3):
-        T, lam, V = random_odeco(k, rng)
+        T, lam, V = random_odeco_tensor(k, rng)
         cp = mvlib.tensor_power_method(T, k, random_state=trial)
         assert isinstance(cp, CPTensor)
         That = cp_to_dense(cp)
@@ -28,13 +28,13 @@ def test_exact_recovery_of_odeco_tensors(k, rng):
 
 
 def test_eigenvalues_extracted_largest_first_when_starts_are_many(rng):
-    T, lam, V = random_odeco(6, rng)
+    T, lam, V = random_odeco_tensor(6, rng)
     cp = mvlib.tensor_power_method(T, 6, n_restarts=50, random_state=0)
     assert cp.weights[0] == pytest.approx(lam.max(), rel=1e-10)
 
 
 def test_partial_rank_returns_rank_components(rng):
-    T, lam, V = random_odeco(8, rng)
+    T, lam, V = random_odeco_tensor(8, rng)
     cp = mvlib.tensor_power_method(T, 3, random_state=1)
     assert cp.weights.shape == (3,)
     assert cp.factors[0].shape == (8, 3)
@@ -57,7 +57,7 @@ def _reference_power(T, theta, n_iterations, tol):
 
 @pytest.mark.parametrize("n_iterations,tol", [(1, 0.0), (3, 0.0), (50, 1e-10)])
 def test_batched_equals_unbatched_power_iterations(rng, n_iterations, tol):
-    T, _, _ = random_odeco(7, rng)
+    T, _, _ = random_odeco_tensor(7, rng)
     T = T + 0.05 * rng.standard_normal(T.shape)  # not exactly odeco, still iterates
     starts = rng.standard_normal((20, 7))
     starts /= np.linalg.norm(starts, axis=1, keepdims=True)
@@ -69,14 +69,14 @@ def test_batched_equals_unbatched_power_iterations(rng, n_iterations, tol):
 
 
 def test_power_iteration_fixed_point(rng):
-    T, lam, V = random_odeco(5, rng)
+    T, lam, V = random_odeco_tensor(5, rng)
     for h in range(5):
         out = mvlib.power_iteration(T, V[:, h], n_iterations=5)
         np.testing.assert_allclose(out, V[:, h], atol=1e-13)
 
 
 def test_reproducible_under_same_random_state(rng):
-    T, _, _ = random_odeco(10, rng)
+    T, _, _ = random_odeco_tensor(10, rng)
     T = T + 0.01 * rng.standard_normal(T.shape)
     a = mvlib.tensor_power_method(T, 10, random_state=7)
     b = mvlib.tensor_power_method(T, 10, random_state=7)
@@ -87,7 +87,7 @@ def test_reproducible_under_same_random_state(rng):
 
 
 def test_accepts_tensorly_tensor_and_does_not_modify_input(rng):
-    T, _, _ = random_odeco(4, rng)
+    T, _, _ = random_odeco_tensor(4, rng)
     Tt = tl.tensor(T.copy())
     cp = mvlib.tensor_power_method(Tt, 4, random_state=0)
     np.testing.assert_array_equal(tl.to_numpy(Tt), T)
@@ -96,7 +96,7 @@ def test_accepts_tensorly_tensor_and_does_not_modify_input(rng):
 
 def test_noisy_tensor_within_theorem3_bound(rng):
     k = 8
-    T, lam, V = random_odeco(k, rng, low=2.0, high=4.0)
+    T, lam, V = random_odeco_tensor(k, rng)
     E = rng.standard_normal((k, k, k))
     E = sum(E.transpose(p) for p in [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]) / 6
     E *= 1e-3 / np.linalg.norm(E)

@@ -352,7 +352,7 @@ def test_spectral_hmm_exact_recovery(method, k, extra, unused, seed, state):
     np.testing.assert_allclose(Om[:, pm], O, atol=1e-8, rtol=0)
     np.testing.assert_allclose(Tm[np.ix_(pm, pm)], T, atol=1e-8, rtol=0)
     est = mvlib.SpectralHMM(k, random_state=state, method=method, n_symbols=d,
-                            startprob="first").fit(X, lengths)
+                            start="first").fit(X, lengths)
     perm = order(O, est.emissionprob_.T)
     np.testing.assert_allclose(est.emissionprob_[perm], O.T, atol=1e-8, rtol=0)
     np.testing.assert_allclose(est.transmat_[np.ix_(perm, perm)], T.T, atol=1e-8, rtol=0)

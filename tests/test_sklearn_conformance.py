@@ -211,7 +211,7 @@ def _expected_failures(estimator):
 @parametrize_with_checks(
     [SpectralGMM(n_components=1), TensorICA(n_components=1), TensorICA(n_components=2), LatentTreeEmbedding(ranks=1),
      SpectralTopicModel(n_components=1), SpectralLDA(n_components=1), UnigramMixtureEM(n_components=1, n_init=1, max_iter=20),
-     SpectralHMM(n_states=1), ObservableOperatorHMM(n_states=1)],
+     SpectralHMM(n_components=1), ObservableOperatorHMM(n_components=1)],
     expected_failed_checks=_expected_failures, xfail_strict=True)
 def test_sklearn_check(estimator, check):
     try:

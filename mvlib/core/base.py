@@ -35,6 +35,10 @@ from .validation import (
 _METHODS = ("observable", "tensor")
 #: densities below this floor count as this floor in logarithms (no log 0)
 TINY = 1e-300
+#: probabilities below this floor count as this floor in logarithms (topic and LDA models)
+LOG_FLOOR = 1e-12
+#: warn when more than this fraction of an estimated distribution's mass was negative and clipped
+CLIP_WARN = 0.1
 
 
 class MomentEstimator(BaseEstimator):
@@ -107,6 +111,25 @@ def _all_or_nothing(fit):
 
     wrapped._all_or_nothing = True
     return wrapped
+
+
+
+def renamed_parameter(estimator, new: str, old: str, *, unset=None):
+    """The value of hyper-parameter ``new``, also accepting its former name ``old``.
+
+    ``old`` defaults to the string ``"deprecated"`` in ``__init__``; when a user passed it, a
+    ``FutureWarning`` says so and its value is used (a ``ValueError`` if ``new`` was also given,
+    i.e. differs from ``unset``).
+    """
+    old_value, new_value = getattr(estimator, old), getattr(estimator, new)
+    if isinstance(old_value, str) and old_value == "deprecated":
+        return new_value
+    warn_user(f"{old} was renamed {new} in mvlib 0.2 and will be removed in 0.3: pass "
+              f"{new}={old_value!r}", FutureWarning)
+    if not (new_value is unset or (isinstance(unset, str) and new_value == unset)):
+        raise ValueError(f"{new}={new_value!r} and its former name {old}={old_value!r} were both given; "
+                         f"pass {new} only")
+    return old_value
 
 
 def clip_weights(w, what="weights"):

@@ -29,7 +29,6 @@ from .validation import (
 
 __all__ = [
     "multilinear",
-    "contract_vectors",
     "outer3",
     "symmetric_outer",
     "symmetrize3",
@@ -77,10 +76,6 @@ def multilinear(T, V1, V2, V3):
     out = tl.to_numpy(multi_mode_dot(T, mats, modes=[0, 1, 2]))
     return unscale(out, e, "T, V1, V2, V3", "the multilinear map")
 
-
-def contract_vectors(T, u, v, w) -> float:
-    """The scalar :math:`T(u, v, w)=\\sum T_{ijl} u_i v_j w_l`."""
-    return float(multilinear(T, u, v, w))
 
 
 def outer3(a, b, c):

@@ -407,3 +407,11 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def check_alpha0(alpha0, *, allow_none: bool = False):
+    """The Dirichlet concentration α₀: a positive, finite number (or None where ``allow_none``:
+    no prior)."""
+    if allow_none and alpha0 is None:
+        return None
+    return check_positive_float(alpha0, "alpha0")

@@ -85,7 +85,6 @@ def third_order_correction(alpha, G):
             + np.einsum("r,pq->pqr", alpha, G))
 
 
-_third_order_correction = third_order_correction  # former private name, kept for old code
 
 
 def spherical_moments(X, n_components):

@@ -63,6 +63,11 @@ __all__ = [
 #: largest alphabet derived from the data (max(X) + 1) when n_symbols is not declared
 _MAX_DERIVED_SYMBOLS = 2 ** 16
 
+#: "auto" start law of the HMM estimators: the first symbols of this many sequences or more
+FIRST_MIN_SEQUENCES = 50
+#: largest d×d pairs matrix (entries) the HMM estimators agree to form (1 GiB of float64)
+_MAX_PAIR_ENTRIES = 2 ** 27
+
 def check_symbol_sequences(X, lengths=None, n_symbols=None, *, min_length: int = 1):
     r"""Validate hmmlearn-style symbol sequences; return ``(x, lengths, n_symbols)``.
 

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.base import DensityMixin
 
-from ..core.base import MomentEstimator
+from ..core.base import MomentEstimator, renamed_parameter
 from ..core.moments import pairs as _pairs
 from ..core.moments import whitened_triples
 from ..core.observable import algorithm_b, check_gap_options, view_bases
@@ -20,6 +20,8 @@ from ..core.tensors import multilinear
 from ..core.validation import check_positive_int, check_random_state, warn_user
 from ..multiview import MultiViewMixture
 from ._algorithm import (
+    _MAX_PAIR_ENTRIES,
+    FIRST_MIN_SEQUENCES,
     REFINE_MAX_SYMBOLS,
     check_symbol_sequences,
     forward_log_likelihood,
@@ -91,7 +93,7 @@ def _transitions(O, M3):
     return T, float(np.max(np.abs(T - T_sum1).sum(axis=0)))
 
 
-def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_gap=0.02, max_retries=20):
+def hmm_from_moments(P12, P13, P23, P123, n_components, *, random_state=None, min_gap=0.02, max_retries=20):
     r"""O and T (paper convention, unprojected) from window moments given as arrays.
 
     See :doc:`/chapters/06_hidden_markov` for the derivation and a numerical check.
@@ -105,7 +107,7 @@ def hmm_from_moments(P12, P13, P23, P123, n_states, *, random_state=None, min_ga
     :math:`(U_3^\top O)^{-1}U_3^\top M_3`). Returns ``(O (d, k), T (k, k))`` in one state
     order; O is not projected onto the simplex. Cost O(d³k).
     """
-    k = check_positive_int(n_states, "n_states")
+    k = check_positive_int(n_components, "n_components")
     rng = check_random_state(random_state)
     min_gap, max_retries = check_gap_options(min_gap, max_retries)
     P123 = np.asarray(P123, dtype=float)
@@ -127,14 +129,12 @@ def _warn_rank_at_noise(P12, k, n_windows):
     level = float(s[k - 1] * np.sqrt(n_windows)) if k <= s.size else 0.0
     if level < 1.0:
         warn_user(
-            f"σ_{k}(P12) = {s[k - 1] if k <= s.size else 0.0:.3g}, the smallest of the n_states={k} singular "
-            f"values of the window pairs matrix used, is at the level of its sampling noise (σ_k·√n_windows = {level:.2f} < 1): n_states may exceed what "
+            f"σ_{k}(P12) = {s[k - 1] if k <= s.size else 0.0:.3g}, the smallest of the n_components={k} singular "
+            f"values of the window pairs matrix used, is at the level of its sampling noise (σ_k·√n_windows = {level:.2f} < 1): n_components may exceed what "
             "the data identify, or a condition fails (every state must be possible at a window "
-            "start, π̄ > 0; O and T of rank n_states)", RuntimeWarning)
+            "start, π̄ > 0; O and T of rank n_components)", RuntimeWarning)
 
 
-#: largest d×d pair matrix (entries) the spectral HMM agrees to form
-_MAX_PAIR_ENTRIES = 2 ** 27
 
 
 
@@ -183,16 +183,18 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
 
     Parameters
     ----------
-    n_states : int
-        Number k of hidden states; at most the rank of the window pairs matrices.
+    n_components : int
+        Number k of hidden states; at most the rank of the window pairs matrices (hmmlearn's
+        name; the former name ``n_states`` is accepted as a keyword, with a ``FutureWarning``).
     random_state : None, int or numpy.random.Generator
         Randomness of the rotation Θ of Algorithm B or of the power-method starts.
     method : {"observable", "tensor"}, keyword-only
         Route from the window moments to :math:`\hat M_2,\hat M_3` (see above).
     n_symbols : None or int, keyword-only
         Alphabet size d; symbols must lie in 0..d−1. None: ``max(X) + 1``.
-    startprob : {"auto", "first", "stationary"}, keyword-only
-        How ``startprob_`` is estimated. ``"first"``: the distribution f of the first symbol
+    start : {"auto", "first", "stationary"}, keyword-only
+        How ``startprob_`` is estimated (the former name ``startprob`` is accepted, with a
+        ``FutureWarning``). ``"first"``: the distribution f of the first symbol
         of each sequence satisfies :math:`f\approx O\pi_0`; :math:`\pi_0` = least squares
         with :math:`\pi_0` on the simplex (:func:`mvlib.hmm.simplex_least_squares`). Its error
         is the sampling error of f (one symbol per sequence) amplified by up to
@@ -210,12 +212,12 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
 
     Attributes
     ----------
-    emissionprob_ : array (n_states, n_symbols)
+    emissionprob_ : array (n_components, n_symbols)
         Row j = :math:`\Pr[x_t=\cdot\mid h_t=j]` (hmmlearn layout, :math:`O^\top`).
-    transmat_ : array (n_states, n_states)
+    transmat_ : array (n_components, n_components)
         Row i = :math:`\Pr[h_{t+1}=\cdot\mid h_t=i]` (hmmlearn layout, :math:`T^\top`).
-    startprob_ : array (n_states,)
-    weights_ : array (n_states,)
+    startprob_ : array (n_components,)
+    weights_ : array (n_components,)
         Law of the middle state of a window, :math:`T\bar\pi`, from :math:`\hat M_2\hat w=\hat E[x_2]`.
     projection_ : dict
         How far the simplex constraints moved each estimate, largest L1 distance of a
@@ -241,16 +243,19 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
     O(n_samples k²). Inputs are not modified.
     """
 
-    def __init__(self, n_states, random_state=None, *, method="observable", n_symbols=None,
-                 startprob="auto", min_gap=0.02, max_retries=20, refine=False):
-        self.n_states = n_states
+    def __init__(self, n_components=None, random_state=None, *, method="observable", n_symbols=None,
+                 start="auto", min_gap=0.02, max_retries=20, refine=False, n_states="deprecated",
+                 startprob="deprecated"):
+        self.n_components = n_components
         self.random_state = random_state
         self.method = method
         self.n_symbols = n_symbols
-        self.startprob = startprob
+        self.start = start
         self.min_gap = min_gap
         self.max_retries = max_retries
         self.refine = refine
+        self.n_states = n_states
+        self.startprob = startprob
 
     def fit(self, X, lengths=None):
         """Estimate the parameters from symbol sequences ``X`` (n_samples, 1); returns ``self``.
@@ -258,12 +263,13 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         ``lengths`` (sequence lengths summing to n_samples, each ≥ 3) as in hmmlearn; None
         means one sequence.
         """
-        k = check_positive_int(self.n_states, "n_states")
+        k = check_positive_int(renamed_parameter(self, "n_components", "n_states"), "n_components")
+        start = renamed_parameter(self, "start", "startprob", unset="auto")
         check_gap_options(self.min_gap, self.max_retries)
         if not isinstance(self.method, str) or self.method not in ("tensor", "observable"):
             raise ValueError(f"method must be 'tensor' or 'observable', got {self.method!r}")
-        if self.startprob not in ("auto", "first", "stationary"):
-            raise ValueError(f"startprob must be 'auto', 'first' or 'stationary', got {self.startprob!r}")
+        if not isinstance(start, str) or start not in ("auto", "first", "stationary"):
+            raise ValueError(f"start must be 'auto', 'first' or 'stationary', got {start!r}")
         if not isinstance(self.refine, (bool, np.bool_)):
             raise TypeError(f"refine must be a bool, got {type(self.refine).__name__}")
         rng = check_random_state(self.random_state)
@@ -272,7 +278,7 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
             raise ValueError(f"refine=True forms the d×d×d window counts; n_symbols={d} exceeds "
                              f"{REFINE_MAX_SYMBOLS}")
         if k > d:
-            raise ValueError(f"n_states={k} exceeds n_symbols={d}: O would not have rank n_states (Condition 3.1)")
+            raise ValueError(f"n_components={k} exceeds n_symbols={d}: O would not have rank n_components (Condition 3.1)")
         if d * d > _MAX_PAIR_ENTRIES:
             raise ValueError(f"n_symbols={d} is too large: the d×d pair matrices would have {d * d} "
                              f"entries (> 2**27)")
@@ -316,9 +322,9 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
             C = window_counts(x[:, None], lengths, d)
             pi_bar, T, O, self.refinement_ = refine_window_likelihood(C, self.weights_, T, O)
             self.weights_ = T @ pi_bar
-        mode = self.startprob
+        mode = start
         if mode == "auto":
-            mode = "first" if lengths.size >= 50 else "stationary"
+            mode = "first" if lengths.size >= FIRST_MIN_SEQUENCES else "stationary"
         if mode == "first":
             first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             f = np.bincount(x[first], minlength=d) / lengths.size

@@ -46,7 +46,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..core.validation import check_array, check_identifiable_rank, check_positive_int
-from ._algorithm import check_symbol_sequences, window_starts
+from ._algorithm import _MAX_PAIR_ENTRIES, check_symbol_sequences, window_starts
 
 __all__ = [
     "oo_window_moments",
@@ -57,8 +57,6 @@ __all__ = [
     "oo_log_likelihood",
 ]
 
-#: largest d×d bigram matrix (entries) formed
-_MAX_PAIR_ENTRIES = 2 ** 27
 #: unique triples handled per block when the operators are accumulated
 _BLOCK = 2 ** 15
 
@@ -98,7 +96,7 @@ def _start_and_end(P1, P21, U):
     return b1, binf
 
 
-def oo_operators(P1, P21, P3x1, n_states):
+def oo_operators(P1, P21, P3x1, n_components):
     r"""Observable operators ``(b1, binf, B)`` from moments given as dense arrays.
 
     See :doc:`/chapters/06_hidden_markov`. Hsu, Kakade & Zhang (2012), Algorithm 1 with the
@@ -109,13 +107,13 @@ def oo_operators(P1, P21, P3x1, n_states):
     Parameters
     ----------
     P1 : (d,) ; P21 : (d, d), ``P21[i, j] = Pr[x2=i, x1=j]`` ;
-    P3x1 : (d, d, d), ``P3x1[x, i, j] = Pr[x3=i, x2=x, x1=j]`` ; n_states : int k.
+    P3x1 : (d, d, d), ``P3x1[x, i, j] = Pr[x3=i, x2=x, x1=j]`` ; n_components : int k.
 
     Returns ``b1`` (k,), ``binf`` (k,), ``B`` (d, k, k) with ``B[x]`` = :math:`B_x`, and
     ``U`` (d, k). ValueError when k exceeds the numerical rank of :math:`P_{21}`.
     Cost O(d³ k).
     """
-    k = check_positive_int(n_states, "n_states")
+    k = check_positive_int(n_components, "n_components")
     P1 = check_array(P1, "P1", ndim=1)
     d = P1.shape[0]
     P21 = check_array(P21, "P21", ndim=2)
@@ -125,7 +123,7 @@ def oo_operators(P1, P21, P3x1, n_states):
     if P3x1.shape != (d, d, d):
         raise ValueError(f"P3x1 must have shape ({d}, {d}, {d}) to match P1, got {P3x1.shape}")
     if k > d:
-        raise ValueError(f"n_states={k} exceeds n_symbols={d}: O cannot have rank n_states (Condition 1)")
+        raise ValueError(f"n_components={k} exceeds n_symbols={d}: O cannot have rank n_components (Condition 1)")
     U, _ = _basis(P21, k)
     V = sla.pinv(U.T @ P21)                                    # (d, k)
     B = np.einsum("ia,xij,jb->xab", U, P3x1, V, optimize=True)
@@ -133,7 +131,7 @@ def oo_operators(P1, P21, P3x1, n_states):
     return b1, binf, B, U
 
 
-def oo_operators_from_sequences(X, lengths, n_states, n_symbols=None):
+def oo_operators_from_sequences(X, lengths, n_components, n_symbols=None):
     r"""Observable operators estimated from all windows of three of the sequences.
 
     See :doc:`/chapters/06_hidden_markov`. The same quantities as
@@ -146,10 +144,10 @@ def oo_operators_from_sequences(X, lengths, n_states, n_symbols=None):
     singular values of :math:`\hat P_{21}`. Cost O(n_samples + n_distinct_triples·k² + d³)
     time (the SVD of the d×d bigram matrix), O(d² + d k²) memory.
     """
-    k = check_positive_int(n_states, "n_states")
+    k = check_positive_int(n_components, "n_components")
     x, lengths, d = check_symbol_sequences(X, lengths, n_symbols, min_length=3)
     if k > d:
-        raise ValueError(f"n_states={k} exceeds n_symbols={d}: O cannot have rank n_states (Condition 1)")
+        raise ValueError(f"n_components={k} exceeds n_symbols={d}: O cannot have rank n_components (Condition 1)")
     if d * d > _MAX_PAIR_ENTRIES:
         raise ValueError(f"n_symbols={d} is too large: the d×d bigram matrix would have {d * d} "
                          "entries (> 2**27)")

@@ -10,16 +10,15 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import DensityMixin
 
-from ..core.base import MomentEstimator
+from ..core.base import MomentEstimator, renamed_parameter
 from ..core.validation import check_positive_int, check_random_state, warn_user
-from ._algorithm import check_symbol_sequences
+from ._algorithm import FIRST_MIN_SEQUENCES, check_symbol_sequences
 from ._estimator import _SymbolSequences
 from ._observable import oo_log_likelihood, oo_operators_from_sequences, oo_start_state
 
 __all__ = ["ObservableOperatorHMM"]
 
 #: with at least this many sequences, start="auto" takes the law of the first symbols
-_FIRST_MIN_SEQUENCES = 50
 
 
 class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
@@ -53,8 +52,9 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
 
     Parameters
     ----------
-    n_states : int
-        Number k of hidden states; at most the numerical rank of :math:`\hat P_{21}`.
+    n_components : int
+        Number k of hidden states; at most the numerical rank of :math:`\hat P_{21}` (the
+        former name ``n_states`` is accepted as a keyword, with a ``FutureWarning``).
     random_state : None, int or numpy.random.Generator
         Validated for the common interface; the estimate is deterministic (a dense SVD).
     n_symbols : None or int, keyword-only
@@ -91,12 +91,14 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
     O(n_samples d k). Inputs are not modified.
     """
 
-    def __init__(self, n_states, random_state=None, *, n_symbols=None, start="auto", floor=1e-3):
-        self.n_states = n_states
+    def __init__(self, n_components=None, random_state=None, *, n_symbols=None, start="auto", floor=1e-3,
+                 n_states="deprecated"):
+        self.n_components = n_components
         self.random_state = random_state
         self.n_symbols = n_symbols
         self.start = start
         self.floor = floor
+        self.n_states = n_states
 
     def _check_floor(self):
         f = self.floor
@@ -110,7 +112,7 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         ``lengths`` as in hmmlearn (None: one sequence). Sequences shorter than 3 hold no
         window of three: they are skipped, with one ``RuntimeWarning`` giving their number.
         """
-        k = check_positive_int(self.n_states, "n_states")
+        k = check_positive_int(renamed_parameter(self, "n_components", "n_states"), "n_components")
         check_random_state(self.random_state)
         if not isinstance(self.start, str) or self.start not in ("auto", "first", "windows"):
             raise ValueError(f"start must be 'auto', 'first' or 'windows', got {self.start!r}")
@@ -129,7 +131,7 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         b1, binf, B, U, info = oo_operators_from_sequences(x[:, None], lengths, k, d)
         mode = self.start
         if mode == "auto":
-            mode = "first" if lengths.size >= _FIRST_MIN_SEQUENCES else "windows"
+            mode = "first" if lengths.size >= FIRST_MIN_SEQUENCES else "windows"
         self.b1_windows_ = b1
         if mode == "first":
             first = np.concatenate([[0], np.cumsum(lengths)[:-1]])

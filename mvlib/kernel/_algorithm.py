@@ -30,6 +30,7 @@ import scipy.linalg as sla
 
 from ..core.base import TINY
 from ..core.validation import (
+    check_alpha0,
     check_array,
     check_bandwidth,
     check_positive_float,
@@ -618,7 +619,7 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
     if k > F1.shape[1]:
         raise ValueError(f"n_components={k} exceeds the dimension {F1.shape[1]} of the kernel features")
     if alpha0 is not None:
-        a = _check_alpha0(alpha0)
+        a = check_alpha0(alpha0, allow_none=True)
         P = F1.T @ F2 + F1.T @ F3 + F2.T @ F3
         total = F1.sum(axis=0) + F2.sum(axis=0) + F3.sum(axis=0)
         W, sigma, pairs_w, u = _whiten_dirichlet(P, total, m, k, a)
@@ -630,12 +631,6 @@ def kernel_spectral_decomposition(F1, F2, F3, n_components, *, random_state=None
     T = symmetrize3(*xi) / 3.0
     return _spectral_tail(T, W, sigma, k, random_state, n_restarts, n_iterations)
 
-
-def _check_alpha0(alpha0):
-    """None (no prior) or the positive, finite Dirichlet concentration α₀."""
-    if alpha0 is None:
-        return None
-    return check_positive_float(alpha0, "alpha0")
 
 
 __all__ += ["kernel_dirichlet_moments"]
@@ -790,7 +785,7 @@ def kernel_spectral_streamed(views, centres, L, kernel, n_components, *, chunk=5
     r, m = L.shape[0], X1.shape[0]
     if k > r:
         raise ValueError(f"n_components={k} exceeds the dimension {r} of the kernel features")
-    a0 = _check_alpha0(alpha0)
+    a0 = check_alpha0(alpha0, allow_none=True)
     Q = np.zeros((r, r))
     total = np.zeros(r)
     for a in range(0, m, chunk):                               # pass 1

@@ -19,6 +19,7 @@ import scipy.linalg as sla
 
 from ..core.base import TINY, ProductMixture, clip_weights
 from ..core.validation import (
+    check_alpha0,
     check_bandwidth,
     check_positive_int,
     check_random_state,
@@ -28,7 +29,6 @@ from ..core.validation import (
 )
 from ..multiview import MultiViewMixture
 from ._algorithm import (
-    _check_alpha0,
     _check_bandwidth_fits,
     cv_bandwidth,
     delta_kernel,
@@ -217,7 +217,7 @@ class KernelSpectral(ProductMixture):
         if not isinstance(self.symmetric, (bool, np.bool_)):
             raise TypeError(f"symmetric must be a bool, got {type(self.symmetric).__name__}")
         check_positive_int(self.n_restarts, "n_restarts")
-        alpha0 = _check_alpha0(self.alpha0)
+        alpha0 = check_alpha0(self.alpha0, allow_none=True)
         if alpha0 is not None and not self.symmetric:
             raise ValueError("alpha0 needs symmetric=True: the observations of a group are exchangeable "
                              "(one conditional law p(x|h))")

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import digamma
 from sklearn.base import TransformerMixin
 
-from ..core.base import CountDataMixin, MomentEstimator
+from ..core.base import CLIP_WARN, LOG_FLOOR, CountDataMixin, MomentEstimator, clip_to_simplex
 from ..core.moments import SymmetricOperator
 from ..core.scale import (
     SketchedCountMoments,
@@ -24,10 +24,9 @@ from ..core.scale import (
     source_kind,
 )
 from ..core.tensors import multilinear
-from ..core.validation import check_counts, check_positive_int, check_random_state, warn_user
+from ..core.validation import check_alpha0, check_counts, check_positive_int, check_random_state, warn_user
 from ._moments import (
     LDASecondMoment,
-    _check_alpha0,
     dirichlet_corrected_third,
     dirichlet_pairs_product,
     drop_short_documents,
@@ -38,10 +37,6 @@ from ._moments import (
 
 __all__ = ["SpectralLDA"]
 
-#: warn when more than this fraction of a topic's mass is negative and clipped away
-_CLIP_WARN = 0.1
-#: probabilities are floored at this value inside logarithms
-_LOG_FLOOR = 1e-12
 #: fixed-point iterations of the variational document-topic update (transform)
 _N_TRANSFORM_ITER = 100
 _TRANSFORM_TOL = 1e-6
@@ -115,7 +110,7 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
         words are skipped with a warning giving their number. ``y`` is ignored.
         """
         k = check_positive_int(self.n_components, "n_components")
-        alpha0 = _check_alpha0(self.alpha0)
+        alpha0 = check_alpha0(self.alpha0)
         moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
         rng = check_random_state(self.random_state)
         kind = source_kind(X)
@@ -162,19 +157,13 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
             mu, alpha, _lam = lda_decompose(M2, third, k, alpha0, random_state=rng)
         if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(alpha))):
             raise RuntimeError("the estimated topics are not finite; the moments are too noisy or degenerate")
-        pos = np.maximum(mu, 0.0)
-        neg = np.maximum(-mu, 0.0).sum(axis=1)
-        total = pos.sum(axis=1)
-        if np.any(~(total > 0)):
-            raise RuntimeError("an estimated topic has no positive word mass; the sample is too small or "
-                               "n_components exceeds the number of topics")
-        clipped = float(np.max(neg / (total + neg)))
-        if clipped > _CLIP_WARN:
+        topic_word, clipped = clip_to_simplex(mu)
+        if clipped > CLIP_WARN:
             warn_user(
                 f"up to {clipped:.0%} of a topic's estimated word mass was negative and clipped "
                 "when projecting onto the simplex; the estimate is unreliable (too few documents?)",
                 RuntimeWarning)
-        self.topic_word_ = pos / total[:, None]
+        self.topic_word_ = topic_word
         self.alpha_ = alpha
         self.clipped_mass_ = clipped
         self.n_skipped_ = n_skipped
@@ -200,7 +189,7 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
         """Variational Dirichlet parameters γ (n_docs, k) of each document (mean-field fixed point)."""
         n = X.shape[0]
         k = self.topic_word_.shape[0]
-        beta = np.maximum(self.topic_word_, _LOG_FLOOR)
+        beta = np.maximum(self.topic_word_, LOG_FLOOR)
         rows = np.repeat(np.arange(n), np.diff(X.indptr))
         cols, counts = X.indices, X.data
         Bt = beta[:, cols].T                                    # (nnz, k)
@@ -248,7 +237,7 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
         theta = self.transform(X)
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
         p = np.einsum("nk,nk->n", theta[rows], self.topic_word_[:, X.indices].T)
-        return float(np.sum(X.data * np.log(np.maximum(p, _LOG_FLOOR))) / total)
+        return float(np.sum(X.data * np.log(np.maximum(p, LOG_FLOOR))) / total)
 
     def perplexity(self, X):
         """``exp(-score(X))``: the per-word perplexity under the plug-in approximation of :meth:`score`."""

@@ -70,16 +70,16 @@ class LDAModel:
         return self.topic_word.shape[1]
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, n_docs: int, doc_length=(3, 30), random_state=None, *, chunk: int = 100_000):
+    def sample(self, n_samples: int, doc_length=(3, 30), random_state=None, *, chunk: int = 100_000):
         """Draw documents: returns ``(X, theta)``.
 
-        ``X`` is a ``scipy.sparse.csr_matrix`` (n_docs, d) of int32 word counts, ``theta``
-        (n_docs, k) the topic proportions. ``doc_length``: an int (all documents) or a pair
+        ``X`` is a ``scipy.sparse.csr_matrix`` (n_samples, d) of int32 word counts, ``theta``
+        (n_samples, k) the topic proportions. ``doc_length``: an int (all documents) or a pair
         ``(lo, hi)`` (uniform lengths in lo..hi). Words are drawn by inverse CDF per topic,
         ``chunk`` documents at a time, so memory is O(chunk · length) beyond the result.
         Cost O(N (k + log d)) for N words.
         """
-        n = check_positive_int(n_docs, "n_docs")
+        n = check_positive_int(n_samples, "n_samples")
         chunk = check_positive_int(chunk, "chunk")
         rng = check_random_state(random_state)
         if isinstance(doc_length, (numbers.Integral, np.integer)) and not isinstance(doc_length, bool):

@@ -34,10 +34,10 @@ import scipy.linalg as sla
 
 from ..core.moments import CountPairsOperator, SymmetricOperator, count_whitened_triples, inv_falling
 from ..core.validation import (
+    check_alpha0,
     check_counts,
     check_identifiable_rank,
     check_matrix,
-    check_positive_float,
     check_positive_int,
     check_random_state,
     warn_user,
@@ -58,9 +58,6 @@ __all__ = [
 ]
 
 
-def _check_alpha0(alpha0):
-    return check_positive_float(alpha0, "alpha0")
-
 
 def lda_moment_coefficients(alpha0):
     r"""The coefficients :math:`(c, c')` with :math:`\mathcal M_2=\sum_h c\,\alpha_h\mu_h^{\otimes2}`,
@@ -69,7 +66,7 @@ def lda_moment_coefficients(alpha0):
     :math:`c=1/(\alpha_0(\alpha_0+1))`, :math:`c'=2/(\alpha_0(\alpha_0+1)(\alpha_0+2))`
     (Anandkumar et al. 2012, Theorem 3.5). Returns a tuple of two floats.
     """
-    a = _check_alpha0(alpha0)
+    a = check_alpha0(alpha0)
     return 1.0 / (a * (a + 1.0)), 2.0 / (a * (a + 1.0) * (a + 2.0))
 
 
@@ -114,7 +111,7 @@ class LDASecondMoment(SymmetricOperator):
     """
 
     def __init__(self, X, alpha0=1.0):
-        self.alpha0 = _check_alpha0(alpha0)
+        self.alpha0 = check_alpha0(alpha0)
         self._pairs = CountPairsOperator(X, min_length=3)
         self.X, self.lengths, self.n_docs = self._pairs.X, self._pairs.lengths, self._pairs.n_docs
         self.mean = np.asarray(self.X.T @ (1.0 / self.lengths)).ravel() / self.n_docs
@@ -209,7 +206,7 @@ def lda_whitened_third_moment(X, W, alpha0=1.0):
     (Anandkumar et al. 2012, Theorem 3.5, contracted with W on every side). Documents need
     ≥ 3 words. Cost O(nnz·k + n k³ + d k³) time, O(n k + d k + k³) memory.
     """
-    alpha0 = _check_alpha0(alpha0)
+    alpha0 = check_alpha0(alpha0)
     X, lengths = check_counts(X, "X", min_length=3, min_rows=1)
     W = check_matrix(W, "W")
     if W.shape[0] != X.shape[1]:
@@ -254,7 +251,7 @@ def lda_decompose(M2, third, k, alpha0=1.0, *, oversample: int = 10, n_power_ite
     """
     from ..core.power import tensor_power_method
 
-    alpha0 = _check_alpha0(alpha0)
+    alpha0 = check_alpha0(alpha0)
     rng = check_random_state(random_state)
     if whitening is None:
         W, B, s = randomized_whitening(M2, k, oversample=oversample, n_power_iter=n_power_iter,

@@ -72,12 +72,12 @@ class MultiViewMixtureModel:
         return tuple(M.shape[0] for M in self.means)
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, n: int, random_state=None):
-        """Draw n samples: returns ``([X1, X2, X3], h)`` with X_v (n, d_v) and labels h (n,).
+    def sample(self, n_samples: int, random_state=None):
+        """Draw n_samples samples: returns ``([X1, X2, X3], h)`` with X_v (n_samples, d_v) and labels h (n_samples,).
 
         Categorical views are one-hot rows. Cost O(n Σ d_v).
         """
-        n = check_positive_int(n, "n")
+        n = check_positive_int(n_samples, "n_samples")
         rng = check_random_state(random_state)
         h = rng.choice(self.n_components, size=n, p=self.weights)
         views = []

@@ -8,12 +8,9 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.base import DensityMixin
 
-from ..core.base import CountDataMixin, MomentEstimator
+from ..core.base import LOG_FLOOR, CountDataMixin, MomentEstimator
 from ..core.validation import check_counts, check_matrix, check_positive_int, check_random_state
 from ._estimator import SpectralTopicModel
-
-#: probabilities are floored at this value inside logarithms (unigram-mixture EM)
-_LOG_FLOOR = 1e-12
 
 
 class UnigramMixtureEM(CountDataMixin, DensityMixin, MomentEstimator):
@@ -110,16 +107,16 @@ class UnigramMixtureEM(CountDataMixin, DensityMixin, MomentEstimator):
 
     @staticmethod
     def _log_joint_of(X, topic_word, weights):
-        logB = np.log(np.maximum(topic_word, _LOG_FLOOR))
-        logw = np.log(np.maximum(weights, _LOG_FLOOR))
+        logB = np.log(np.maximum(topic_word, LOG_FLOOR))
+        logw = np.log(np.maximum(weights, LOG_FLOOR))
         return np.asarray(X @ logB.T) + logw
 
     def _objective(self, L, topic_word, weights, n_words):
         s = float(self.smoothing)
         val = float(logsumexp(L, axis=1).sum())
         if s > 0:
-            val += s * float(np.log(np.maximum(topic_word, _LOG_FLOOR)).sum()
-                             + np.log(np.maximum(weights, _LOG_FLOOR)).sum())
+            val += s * float(np.log(np.maximum(topic_word, LOG_FLOOR)).sum()
+                             + np.log(np.maximum(weights, LOG_FLOOR)).sum())
         return val / n_words
 
     def _run(self, X, topic_word, weights):

@@ -16,6 +16,8 @@ import scipy.sparse.linalg as spla
 from scipy.special import logsumexp
 
 from ..core.base import (
+    CLIP_WARN,
+    LOG_FLOOR,
     CountDataMixin,
     MomentEstimator,
     clip_to_simplex,
@@ -44,10 +46,6 @@ from ..core.whitening import dewhiten, whitening_matrix
 
 __all__ = ["SpectralTopicModel"]
 
-#: warn when more than this fraction of a topic's mass is negative and clipped away
-_CLIP_WARN = 0.1
-#: probabilities are floored at this value inside logarithms (predict)
-_LOG_FLOOR = 1e-12
 
 
 #: vocabularies up to this size form the dense pairs matrix (exact eigh); larger ones apply it
@@ -265,7 +263,7 @@ class SpectralTopicModel(CountDataMixin, MomentEstimator):
         return self._set(topic_word, clip_weights(lam ** -2.0), clipped, d)
 
     def _set(self, topic_word, weights, clipped, d):
-        if clipped > _CLIP_WARN:
+        if clipped > CLIP_WARN:
             warn_user(
                 f"up to {clipped:.0%} of a topic's estimated word mass was negative and clipped "
                 "when projecting onto the simplex; the estimate is unreliable (too few documents?)",
@@ -282,8 +280,8 @@ class SpectralTopicModel(CountDataMixin, MomentEstimator):
         self._check_fitted("topic_word_")
         X, _ = check_counts(X, "X", min_length=0, min_rows=1)
         self._check_n_features(X.shape[1])
-        logB = np.log(np.maximum(self.topic_word_, _LOG_FLOOR))
-        logw = np.log(np.maximum(self.weights_, _LOG_FLOOR))
+        logB = np.log(np.maximum(self.topic_word_, LOG_FLOOR))
+        logw = np.log(np.maximum(self.weights_, LOG_FLOOR))
         return np.asarray(X @ logB.T) + logw
 
     def predict_proba(self, X):

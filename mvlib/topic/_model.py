@@ -63,22 +63,22 @@ class SingleTopicModel:
         return self.topic_word.T
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, n_docs: int, doc_length=10, random_state=None):
+    def sample(self, n_samples: int, doc_length=10, random_state=None):
         """Draw documents: returns ``(X, h)``.
 
-        ``X`` is a ``scipy.sparse.csr_matrix`` (n_docs, d) of word counts and ``h``
-        (n_docs,) the topics. ``doc_length`` is an int (all documents) or an int
-        array (n_docs,) of lengths. All words of all documents are drawn at once
+        ``X`` is a ``scipy.sparse.csr_matrix`` (n_samples, d) of word counts and ``h``
+        (n_samples,) the topics. ``doc_length`` is an int (all documents) or an int
+        array (n_samples,) of lengths. All words of all documents are drawn at once
         (inverse CDF per topic), cost O(N log d) for N words in total.
         """
-        n = check_positive_int(n_docs, "n_docs")
+        n = check_positive_int(n_samples, "n_samples")
         rng = check_random_state(random_state)
         if isinstance(doc_length, (numbers.Integral, np.integer)) and not isinstance(doc_length, bool):
             lengths = np.full(n, check_positive_int(doc_length, "doc_length"), dtype=np.int64)
         else:
             lengths = check_array(doc_length, "doc_length", ndim=1)
             if lengths.shape[0] != n:
-                raise ValueError(f"doc_length has {lengths.shape[0]} entries but n_docs={n}")
+                raise ValueError(f"doc_length has {lengths.shape[0]} entries but n_samples={n}")
             if np.any(lengths < 1) or np.any(lengths != np.round(lengths)):
                 raise ValueError("doc_length must hold positive integers")
             lengths = lengths.astype(np.int64)

@@ -542,7 +542,7 @@ def _numerical_rank(A, tol):
     return int(np.sum(s > t))
 
 
-def _check_tol(tol):
+def _check_relative_tol(tol):
     if tol is None:
         return None
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or not 0 <= tol < 1:
@@ -558,7 +558,7 @@ def edge_ranks(C, tree, tol=None):
     SVD per edge.
     """
     C = _check_table_and_tree(C, tree)
-    tol = _check_tol(tol)
+    tol = _check_relative_tol(tol)
     C = scaled(C, scale_exponent(C))
     return [_numerical_rank(_unfold(C, rows), tol) for rows in tree.edge_splits()]
 
@@ -568,7 +568,7 @@ def chain_ranks(C, tol=None):
     reshapings a tensor train (:func:`mvlib.tree.tt_embedding`) truncates. ``tol`` as in
     :func:`edge_ranks`."""
     C = _check_tensor(C)
-    tol = _check_tol(tol)
+    tol = _check_relative_tol(tol)
     C = scaled(C, scale_exponent(C))
     rows = np.cumprod(C.shape)[:-1]
     return [_numerical_rank(C.reshape(int(m), -1), tol) for m in rows]
