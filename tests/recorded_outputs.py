@@ -175,20 +175,31 @@ def _copy(outputs):
     return [nbformat.from_dict(dict(o)) for o in outputs]
 
 
-BUDGET_SECONDS = 30  # each chapter's execution budget (on 2 cores)
+BUDGET_SECONDS = 30  # each chapter's execution budget (on 2 cores, another chapter running alongside)
 BOOK_LOG = ROOT / ".book-build.log"  # written by `make book`
 
 
-def execution_times(log: Path = BOOK_LOG) -> dict[str, float]:
-    """Seconds each notebook took to execute in the last book build, from myst-nb's log lines
-    ("<path>.ipynb: Executed notebook in 12.34 seconds")."""
+def _log_text(log: Path) -> str:
     import re
 
-    if not log.exists():
-        return {}
-    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(encoding="utf-8", errors="replace"))
-    found = re.findall(r"(\S+\.ipynb): Executed notebook in ([0-9.]+) seconds", text)
+    return re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(encoding="utf-8", errors="replace")) if log.exists() else ""
+
+
+def execution_times(log: Path = BOOK_LOG) -> dict[str, float]:
+    """Seconds each notebook took to execute in the last book build, from the log lines of
+    tools/execute_chapters.py (the same as myst-nb's: "<path>.ipynb: Executed notebook in 12.34 seconds")."""
+    import re
+
+    found = re.findall(r"(\S+\.ipynb): Executed notebook in ([0-9.]+) seconds", _log_text(log))
     return {Path(path).name: float(seconds) for path, seconds in found}
+
+
+def execution_wall_time(log: Path = BOOK_LOG) -> str | None:
+    """tools/execute_chapters.py's summary: "Executed N notebooks on W workers in S s"."""
+    import re
+
+    found = re.findall(r"^(Executed \d+ notebooks on \d+ workers in [0-9.]+ s)", _log_text(log), re.M)
+    return found[-1] if found else None
 
 
 if __name__ == "__main__":  # the per-notebook execution times of the last book build
@@ -199,4 +210,6 @@ if __name__ == "__main__":  # the per-notebook execution times of the last book 
         over = f"  (over the {BUDGET_SECONDS} s budget)" if seconds > BUDGET_SECONDS else ""
         print(f"  {name:40s} {seconds:6.1f} s{over}")
     if times:
-        print(f"  {'all chapters':40s} {sum(times.values()):6.1f} s")
+        print(f"  {'all chapters (sum)':40s} {sum(times.values()):6.1f} s")
+    if execution_wall_time():
+        print(f"  {execution_wall_time()}")
