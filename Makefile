@@ -40,18 +40,18 @@ endif
 # Two notebooks (and later pytest beside the browser check) run at once, one per core: one BLAS /
 # OpenMP thread per process avoids oversubscribing the 2 cores (measured on a 2-core machine that
 # other work shared: 322 s instead of 406 s for the 11 chapters), and every recorded digit stays the same
-# (tests/test_recorded_outputs.py passes either way). Override from the environment if needed.
+# (tests/book/test_recorded_outputs.py passes either way). Override from the environment if needed.
 OPENBLAS_NUM_THREADS ?= 1
 OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS OMP_NUM_THREADS
 
 # pytest over tests/ only: the chapters are executed once, by the book build, and
-# tests/test_recorded_outputs.py compares those executed notebooks with the recorded ones
+# tests/book/test_recorded_outputs.py compares those executed notebooks with the recorded ones
 # by nbval's rules (`make nbval` re-executes them under nbval itself, for a second opinion).
 PYTEST_BASE := -p no:cacheprovider \
 	-o "norecursedirs=.* _build $(VENV) bench mvlib *.egg-info __pycache__"
 NBVAL_ARGS := chapters --nbval --nbval-current-env \
-	--nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
+	--nbval-sanitize-with tests/book/nbval_sanitize.cfg --nbval-cell-timeout=300
 
 # $(call stage,NAME,COMMAND): run COMMAND, print and log how long it took.
 STAGES := .stage-times.txt
@@ -86,7 +86,7 @@ book: $(STAMP)
 	  echo "ERROR: the book build executed the notebooks above itself (not found in the cache)"; exit 1; fi
 	@echo "HTML: $(CURDIR)/_build/html/index.html"
 
-# Debian's Chromium for tests/test_browser.py (CI runs as root on a fresh machine).
+# Debian's Chromium for tests/site/test_browser.py (CI runs as root on a fresh machine).
 # If it cannot be installed the browser test is reported as skipped, with the reason.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -102,22 +102,22 @@ test:
 	@rm -f $(STAGES)
 	@$(call stage,install (.venv from the lock),$(MAKE) --no-print-directory env)
 	@$(call stage,execution (clean -W book build),$(MAKE) --no-print-directory book)
-	@echo "Execution time of each chapter in this build:"; $(BIN)/python tests/recorded_outputs.py
-	@$(call stage,comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests/test_recorded_outputs.py -q)
+	@echo "Execution time of each chapter in this build:"; $(BIN)/python tests/book/recorded_outputs.py
+	@$(call stage,comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests -m recorded -q)
 	@$(call stage,pytest + browser (side by side),$(MAKE) --no-print-directory -j2 --output-sync=target test-pytest test-browser)
 	@echo "Stage times:"; sed 's/^/  /' $(STAGES)
 
-# (without the -j2 jobserver flags: tests/test_lab.py runs `make lab` itself)
+# (without the -j2 jobserver flags: tests/book/test_lab.py runs `make lab` itself)
 test-pytest:
-	@$(call stage,  pytest (unit/property/pipeline),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests --ignore=tests/test_recorded_outputs.py --ignore=tests/test_browser.py)
+	@$(call stage,  pytest (unit/property/pipeline),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "not recorded and not browser")
 
 test-browser:
-	@$(call stage,  browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests/test_browser.py -rs)
+	@$(call stage,  browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests -m browser -rs)
 
 # The property tests at full strength (hypothesis "long" profile: hundreds of random models per
 # estimator); `make test` runs the same tests with the few examples of the "ci" profile.
 test-long: $(STAMP)
-	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest $(PYTEST_BASE) tests --ignore=tests/test_recorded_outputs.py --ignore=tests/test_browser.py
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest $(PYTEST_BASE) tests/library
 
 # Re-execute every chapter under nbval itself (slower: a second execution; not part of make test).
 nbval: $(STAMP)

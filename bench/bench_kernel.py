@@ -48,7 +48,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the experiments module pins every BLAS/OpenMP pool to one thread before NumPy loads, and
 # holds the data, the true densities and the EM marginals this benchmark shares with them
 import kernel_experiments as KE  # noqa: E402

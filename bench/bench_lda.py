@@ -33,7 +33,7 @@ then measures the fit alone:
   work on the machine (another helper may use one core) slows everything.
 
 Corpora (all synthetic ones: every document exactly 100 words; int32 CSR generated in
-chunks of 50,000 documents, as in ``tests/test_lda.py::_sample_lda`` but drawing each
+chunks of 50,000 documents, as in ``tests/library/lda/test_lda.py::_sample_lda`` but drawing each
 document's topic counts as Multinomial(100, θ) and each topic's words by inverse CDF)
 -----------------------------------------------------------------------------------------
 LDA corpus ``(n, d, k, η, α₀)``: topics :math:`\mu_h\sim\mathrm{Dir}(\eta\mathbf 1_d)`

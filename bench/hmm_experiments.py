@@ -73,7 +73,6 @@ import numpy as np
 from hmmlearn.hmm import CategoricalHMM
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mvlib  # noqa: E402
 from bench_hmm import K, LENGTH, errors, make_data  # noqa: E402
 from mvlib.hmm import oo_log_likelihood

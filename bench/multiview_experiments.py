@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import mvlib  # noqa: E402
 from mvlib.core.metrics import match_columns
 

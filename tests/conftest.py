@@ -1,17 +1,33 @@
+"""Shared fixtures, hypothesis profiles and the stage markers of the test tree.
+
+The tree mirrors the project: ``tests/library/<family>/`` (and ``core/``, and ``estimators/``
+for the contract every estimator keeps) tests mvlib; ``tests/book/`` the chapters, their claims
+and the executed notebooks; ``tests/site/`` the rendered HTML in a browser. Each test gets the
+marker of its stage from its folder (``library``, ``book``, ``browser``; the comparison of the
+executed notebooks with the recorded ones also ``recorded``), and `make test` selects stages
+with ``-m``.
+"""
+from pathlib import Path as _Path
+
 import numpy as np
 import pytest
 
+_TESTS = _Path(__file__).resolve().parent
+_STAGES = {"library": "library", "book": "book", "site": "browser"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = _Path(str(item.fspath)).resolve().relative_to(_TESTS).parts
+        if parts and parts[0] in _STAGES:
+            item.add_marker(_STAGES[parts[0]])
+        if parts[-1] == "test_recorded_outputs.py":
+            item.add_marker("recorded")
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
-
-# tests/claims.py (the claims checker) is imported by tests/test_claims.py.
-import sys as _sys
-from pathlib import Path as _Path
-
-_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 
 # Hypothesis profiles: "ci" (few examples, inside make test's time budget) and "long"
 # (the full property runs of `make test-long`). Select with HYPOTHESIS_PROFILE=long.

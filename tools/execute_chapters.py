@@ -12,7 +12,7 @@ notebook's outputs from that cache: it executes nothing itself, and writes
 ``_build/jupyter_execute/*.ipynb`` and ``*.glue.json`` from the cached run as usual.
 
 Prints "<path>: Executed notebook in S seconds" for each notebook (the line
-``tests/recorded_outputs.py`` reads from ``.book-build.log``); exits 1, after printing the
+``tests/book/recorded_outputs.py`` reads from ``.book-build.log``); exits 1, after printing the
 traceback, if any notebook raised or timed out.
 """
 from __future__ import annotations

@@ -43,7 +43,7 @@ On sampled data two options of :func:`fourth_order_power_method` matter (used by
 the orthogonal complement of the vectors already found, and ``selection="significance"``
 extracts first the source whose kurtosis stands furthest above its standard error. The
 exact checks (sympy derivation of the cumulant, recovery from population cumulants and
-from exact data) are in ``tests/test_ica.py``.
+from exact data) are in ``tests/library/ica/test_ica.py``.
 """
 from __future__ import annotations
 

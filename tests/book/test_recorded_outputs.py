@@ -1,6 +1,6 @@
 """Every chapter's outputs, as executed by the book build, equal the recorded ones (nbval rules).
 
-The comparison itself (``tests/recorded_outputs.py``) calls nbval's own code; the tests at the
+The comparison itself (``tests/book/recorded_outputs.py``) calls nbval's own code; the tests at the
 bottom check that it still fails on a changed number and passes what nbval lets pass.
 """
 from __future__ import annotations

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import re
-import sys
+import importlib.util
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "chapters" / "figures"))
-
-import book_map  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("book_map", ROOT / "chapters" / "figures" / "book_map.py")
+book_map = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(book_map)
 
 
 def test_reading_path_is_parsed():

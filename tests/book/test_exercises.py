@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[01][0-9]_*.ipynb"))
 EXERCISE = re.compile(r"^:{3,}\{exercise\}.*\n:label: (?P<label>\S+)", re.M)
 SOLUTION = re.compile(r"^:{3,}\{solution(?P<gated>-start)?\} (?P<label>\S+)\n(?P<opts>(?::[\w-]+:.*\n)*)", re.M)

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CHAPTERS = ROOT / "chapters"
 SOURCE_SUFFIXES = (".ipynb", ".md")
 

@@ -1,4 +1,4 @@
-"""Computed numbers reach a chapter's prose only through glue (see tests/claims.py).
+"""Computed numbers reach a chapter's prose only through glue (see tests/book/claims.py).
 
 Every chapter listed in _toc.yml is scanned, except those still on ``claims.PENDING``.
 A fixture notebook with typed-in numbers must be caught (a test of the test).
@@ -53,7 +53,7 @@ def test_numbers_in_prose_are_glued(path: Path):
     assert not findings, (
         f"{len(findings)} number(s) typed into the prose of {path.name}; glue them from the cell "
         "that computes them, or name their source under "
-        f"{path.stem} in tests/claims_allowlist.yml:\n" + "\n".join(f"  {f}" for f in findings)
+        f"{path.stem} in tests/book/claims_allowlist.yml:\n" + "\n".join(f"  {f}" for f in findings)
     )
     assert not unused, f"unused allowlist entries for {path.stem}: {[e['text'] for e in unused]}"
 

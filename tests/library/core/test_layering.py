@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "mvlib"
+PACKAGE = Path(__file__).resolve().parents[3] / "mvlib"
 
 FLOORS = {
     "core.validation": 1, "core.progress": 1, "core.symbolic": 1, "core.metrics": 1,

@@ -6,17 +6,30 @@ asserted, and nothing is written to ``chapters/data``.
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-
-bench_hmm = pytest.importorskip("bench_hmm")
-hmm_experiments = pytest.importorskip("hmm_experiments")
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+pytest.importorskip("hmmlearn")
 pytest.importorskip("lda")
+
+
+def _script(name):
+    """Import bench/NAME.py as module NAME (the scripts import each other by name, as they do
+    when run from bench/)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_hmm = _script("bench_hmm")
+hmm_experiments = _script("hmm_experiments")
 
 
 def test_reasonable_start_is_diagonal_dominant_and_stochastic():

@@ -5,7 +5,7 @@ executed notebooks to ``_build/jupyter_execute/``. Instead of executing each cha
 time under nbval, the tests compare those executed notebooks with the outputs recorded in
 ``chapters/``, using nbval's own comparison (:meth:`nbval.plugin.IPyNbCell.compare_outputs`),
 markers (``# NBVAL_IGNORE_OUTPUT``, ``# NBVAL_SKIP``, ``# NBVAL_RAISES_EXCEPTION`` and their
-tags), stream coalescing and sanitisation (``tests/nbval_sanitize.cfg``). The HTML's figures
+tags), stream coalescing and sanitisation (``tests/book/nbval_sanitize.cfg``). The HTML's figures
 and the compared outputs therefore come from the same run.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from nbval.plugin import (
 )
 
 TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
+ROOT = TESTS.parents[1]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
 SANITIZE = TESTS / "nbval_sanitize.cfg"
 

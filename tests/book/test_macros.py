@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 SPELLED_OUT = {r"\mathbb{E}": r"\E", r"\mathbb E": r"\E", r"\mathbb{R}": r"\R", r"\mathbb R": r"\R",
                r"\operatorname{diag}": r"\diag"}
@@ -43,7 +43,7 @@ def test_chapter_carries_the_macros_and_uses_them(nb_path):
     nb = json.loads(nb_path.read_text())
     markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
     assert newcommand_line(config_macros()) in [m.strip() for m in markdown], \
-        f"{nb_path.name} lacks the macro cell copied from _config.yml (run tests/test_macros.py's newcommand_line)"
+        f"{nb_path.name} lacks the macro cell copied from _config.yml (run tests/book/test_macros.py's newcommand_line)"
     for text in markdown:
         if text.strip() == newcommand_line(config_macros()):
             continue

@@ -6,7 +6,7 @@ that computed them. This module finds every number token in the prose of a chapt
 markdown cells of a notebook, or a whole ``.md`` page — outside math, code, roles,
 directive options and link targets, and reports those that are neither a reference
 ("Lemma 3.2", "§4.1", "Appendix B.4", a year, a software version) nor named by the
-chapter's entries in the allowlist (``tests/claims_allowlist.yml``, by chapter stem: ``text`` — a substring
+chapter's entries in the allowlist (``tests/book/claims_allowlist.yml``, by chapter stem: ``text`` — a substring
 of the cell that contains the token — and ``source``, where the number comes from).
 
 Flagged tokens: decimals (``0.5``, ``1e-10``, ``10⁴``), percentages, ``N×`` / ``Nx``,
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ALLOWLIST = Path(__file__).resolve().parent / "claims_allowlist.yml"
 
 # Chapters whose prose has not yet been brought under the discipline. A new chapter never

@@ -510,7 +510,7 @@ est("SpectralHMM", "hidden Markov model",
     XH, symbols(XH), ("X", "n_symbols", "symbol"),
     {"n_components": int_param(2, upper=5), "random_state": random_states(),
      "n_symbols": [("too-small", 2), ("zero", 0), ("float", 3.5), ("huge", 10 ** 9)],
-     "method": [("unknown", "magic")], "startprob": [("unknown", "magic")]},
+     "method": [("unknown", "magic")], "start": [("unknown", "magic")]},
     predict=("predict", "score"), extra={"lengths": (lengths_variants(LH, XH.shape[0]), ("lengths", "sequence"))})
 est("ObservableOperatorHMM", "hidden Markov model",
     lambda **p: mvlib.ObservableOperatorHMM(**{"n_components": 2, "random_state": 0, **p}),

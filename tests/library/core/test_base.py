@@ -1,5 +1,5 @@
 """The estimator base: warnings point at the caller, and a fit is all or nothing (the
-all-or-nothing test of every estimator is in tests/test_sklearn_conformance.py)."""
+all-or-nothing test of every estimator is in tests/library/estimators/test_sklearn_conformance.py)."""
 import warnings
 
 import numpy as np

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("MVLIB_SITE", ROOT / "_build" / "html"))
 SHOTS = SITE.parent / "screenshots"
 SKIP_PAGES = {"genindex.html", "search.html", "index.html"}  # index.html is a redirect

@@ -7,7 +7,7 @@ import pytest
 
 import mvlib
 
-API_PAGE = Path(__file__).resolve().parents[1] / "_build" / "html" / "chapters" / "api.html"
+API_PAGE = Path(__file__).resolve().parents[2] / "_build" / "html" / "chapters" / "api.html"
 
 
 @pytest.mark.parametrize("name", mvlib.__all__)
