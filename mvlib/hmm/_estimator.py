@@ -235,12 +235,36 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         eigenvalues or the power method finds a non-positive eigenvalue (moments too noisy,
         or far from the model); Algorithm B still refuses k above the rank of the pairs.
 
+    See Also
+    --------
+    hmmlearn.hmm.CategoricalHMM : Baum-Welch EM, the baseline (same layout of the parameters).
+    mvlib.ObservableOperatorHMM : the observable-operator form, without O and T.
+    mvlib.MultiViewMixture : the three-view mixture the windows reduce to.
+
     Notes
     -----
     Estimates that leave the simplex (possible with sampling noise) are projected back
     onto it (Euclidean projection, :func:`mvlib.hmm.project_simplex`). Cost O(n_samples k³ + d² k):
     one pass over the windows, no iterations over the data; ``score``/``predict`` cost
     O(n_samples k²). Inputs are not modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import SpectralHMM, match_columns
+    >>> from mvlib.hmm import sample_hmm
+    >>> pi = np.array([0.5, 0.5])
+    >>> T = np.array([[0.8, 0.3], [0.2, 0.7]])                # T[i, j] = P(next state i | state j)
+    >>> O = np.array([[0.6, 0.1], [0.3, 0.2], [0.1, 0.7]])    # O[x, j] = P(symbol x | state j)
+    >>> X, lengths, _ = sample_hmm(pi, T, O, 500, 20, random_state=1)   # 500 sequences of 20
+    >>> hmm = SpectralHMM(2, random_state=0).fit(X, lengths)
+    >>> perm, _ = match_columns(O, hmm.emissionprob_.T)       # align the hidden states
+    >>> np.round(hmm.emissionprob_[perm], 1)                  # O transposed
+    array([[0.6, 0.3, 0.1],
+           [0.1, 0.2, 0.7]])
+    >>> np.round(hmm.transmat_[np.ix_(perm, perm)], 1)        # T transposed
+    array([[0.8, 0.2],
+           [0.3, 0.7]])
     """
 
     def __init__(self, n_components=None, random_state=None, *, method="observable", n_symbols=None,

@@ -85,10 +85,33 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
     n_features_in_ : int
         Always 1.
 
+    See Also
+    --------
+    mvlib.SpectralHMM : estimates the emission and transition matrices themselves.
+    hmmlearn.hmm.CategoricalHMM : Baum-Welch EM, the baseline.
+    mvlib.observable_operator : the observable operators of a three-view mixture.
+
     Notes
     -----
     Cost of ``fit``: O(n_samples + n_distinct_triples k² + d³); of ``score``:
     O(n_samples d k). Inputs are not modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import ObservableOperatorHMM
+    >>> from mvlib.hmm import forward_log_likelihood, sample_hmm
+    >>> pi = np.array([0.5, 0.5])
+    >>> T = np.array([[0.8, 0.3], [0.2, 0.7]])                # T[i, j] = P(next state i | state j)
+    >>> O = np.array([[0.6, 0.1], [0.3, 0.2], [0.1, 0.7]])    # O[x, j] = P(symbol x | state j)
+    >>> X, lengths, _ = sample_hmm(pi, T, O, 500, 20, random_state=1)
+    >>> oo = ObservableOperatorHMM(2, random_state=0).fit(X, lengths)
+    >>> oo.operators_.shape                                   # one k × k operator per symbol
+    (3, 2, 2)
+    >>> fitted = oo.score(X, lengths) / len(X)                # log-likelihood per symbol
+    >>> exact = forward_log_likelihood(X, lengths, pi, T, O).sum() / len(X)
+    >>> print(f"{fitted:.2f} {exact:.2f}")
+    -1.06 -1.06
     """
 
     def __init__(self, n_components=None, random_state=None, *, n_symbols=None, start="auto", floor=1e-3,

@@ -108,11 +108,33 @@ class TensorICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimat
         n_components > n_features, fewer than two samples, a covariance of numerical rank
         below n_components, or data whose fourth cumulant vanishes in all kept directions.
 
+    See Also
+    --------
+    sklearn.decomposition.FastICA : the fixed-point baseline, with the same conventions.
+    mvlib.ica.amari_index : the score of an unmixing matrix against the true mixing.
+    mvlib.tensor_power_method : the third-order power method this one extends to order four.
+
     Notes
     -----
     Cost of ``fit``: O(n d² + d³) for the covariance and whitening, O(n d k) to whiten,
     O(k (L + 1) N n k) for the power method (early stopping usually cuts N to a few
     iterations) and O(n k) for the kurtoses; memory O(n (d + k)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import TensorICA
+    >>> from mvlib.ica import amari_index
+    >>> rng = np.random.default_rng(0)
+    >>> S = np.column_stack([rng.laplace(size=2000), rng.uniform(-1.7, 1.7, size=2000),
+    ...                      rng.exponential(size=2000)])   # three non-Gaussian sources
+    >>> A = rng.standard_normal((3, 3))                     # mixing matrix
+    >>> X = S @ A.T
+    >>> ica = TensorICA(3, random_state=0).fit(X)
+    >>> ica.transform(X).shape
+    (2000, 3)
+    >>> amari_index(ica.components_, A) < 0.05
+    True
     """
 
     def __init__(self, n_components, *, n_restarts=None, n_iterations=100, deflation="orthogonal",

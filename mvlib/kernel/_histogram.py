@@ -49,6 +49,26 @@ class HistogramSpectral(ProductMixture):
 
     Cost: binning O(m Σ_v d_v), then that of :class:`mvlib.MultiViewMixture` on sparse
     one-hot data, O(m k + Σ_v C_v² k) with :math:`C_v=B^{d_v}` cells.
+
+    See Also
+    --------
+    mvlib.KernelSpectral : the kernel spectral algorithm it is compared with.
+    mvlib.NonparametricEM : the other baseline, npEM.
+    mvlib.MultiViewMixture : the discrete method applied to the cell indicators.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import HistogramSpectral
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.choice(2, size=200, p=[0.3, 0.7])
+    >>> views = [np.where(h == 0, rng.normal(-3, 1, 200), rng.gamma(2, 1, 200))[:, None]
+    ...          for _ in range(3)]                          # x | h: N(-3, 1) or Gamma(2, 1)
+    >>> hist = HistogramSpectral(2, random_state=0).fit(views)
+    >>> np.round(np.sort(hist.weights_), 1)
+    array([0.3, 0.7])
+    >>> hist.conditional_density(np.linspace(-6, 8, 50)).shape
+    (50, 2)
     """
 
     def __init__(self, n_components, n_bins="auto", method="observable", random_state=None, *,

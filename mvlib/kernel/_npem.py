@@ -59,10 +59,30 @@ class NonparametricEM(ProductMixture):
     n_iter_ : int
     converged_ : bool
 
+    See Also
+    --------
+    mvlib.KernelSpectral : the kernel spectral algorithm it is compared with.
+    mvlib.HistogramSpectral : the other baseline, a discretised spectral method.
+    mvlib.ProductMixtureEM : EM when the view laws are Gaussian, Poisson or Bernoulli.
+
     Notes
     -----
     Cost O(m² Σ_v d_v) for the Gram matrices plus O(m² k V) per iteration (one matrix
     product :math:`K_v Z` per view); memory O(m²) per view when cached, O(m k) otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import NonparametricEM
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.choice(2, size=200, p=[0.3, 0.7])
+    >>> views = [np.where(h == 0, rng.normal(-3, 1, 200), rng.gamma(2, 1, 200))[:, None]
+    ...          for _ in range(3)]                          # x | h: N(-3, 1) or Gamma(2, 1)
+    >>> npem = NonparametricEM(2, random_state=0).fit(views)
+    >>> np.round(np.sort(npem.weights_), 1)
+    array([0.3, 0.7])
+    >>> npem.conditional_density(np.linspace(-6, 8, 50)).shape
+    (50, 2)
     """
 
     def __init__(self, n_components, bandwidth="silverman", *, max_iter=200, tol=1e-6, n_init=1,

@@ -62,9 +62,34 @@ class ProductMixtureEM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
         :math:`-\log x!`); ``log_likelihood_trace_`` one value per iteration
     n_iter_ : int; ``converged_`` : bool
 
+    See Also
+    --------
+    mvlib.MultiViewMixture : the moment estimate, also a start (``init="spectral"``).
+    sklearn.mixture.GaussianMixture : EM for Gaussian mixtures of the concatenated views.
+    mvlib.NonparametricEM : EM-like fits when the view laws are unknown.
+
     Notes
     -----
     Cost O(n k Σ_v d_v) per iteration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import ProductMixtureEM, match_columns
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.choice(2, size=1000, p=[0.4, 0.6])        # hidden component of each sample
+    >>> means = [np.array([[-2.0, 0.0], [2.0, 1.0]]),      # Gaussian view
+    ...          np.array([[1.0, 5.0], [4.0, 2.0]]),       # Poisson rates
+    ...          np.array([[0.2, 0.8], [0.7, 0.3]])]       # Bernoulli probabilities
+    >>> views = [means[0][h] + rng.standard_normal((1000, 2)),
+    ...          rng.poisson(means[1][h]), rng.binomial(1, means[2][h])]
+    >>> em = ProductMixtureEM(2, random_state=0).fit(views)   # kinds: gaussian, poisson, bernoulli
+    >>> perm, _ = match_columns(means[1].T, em.means_[1].T)   # align the components
+    >>> np.round(em.means_[1][perm])
+    array([[1., 5.],
+           [4., 2.]])
+    >>> np.round(em.weights_[perm], 1)
+    array([0.4, 0.6])
     """
 
     def __init__(self, n_components, kinds=("gaussian", "poisson", "bernoulli"), *, init="random",

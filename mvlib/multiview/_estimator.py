@@ -92,11 +92,30 @@ class MultiViewMixture(MomentEstimator):
     n_features_in_ : list of three ints
         The numbers of columns d_v of the views seen in ``fit``.
 
+    See Also
+    --------
+    mvlib.ProductMixtureEM : EM for the same mixture when the view laws are known.
+    mvlib.SpectralTopicModel : three word positions of a document as the three views.
+    mvlib.SpectralHMM : windows of three observations of an HMM as the three views.
+    mvlib.KernelSpectral : views with nonparametric conditional laws.
+
     Notes
     -----
     Everything runs in k-dimensional projected coordinates :math:`y_v=U_v^\top x_v`:
     cost O(n Σ_v d_v k + n k³ + d1 d2 min(d1, d2) + d1 d3 min(d1, d3)) for n samples,
     memory O(d1 d2 + d1 d3 + n k) besides the data. Inputs are not modified.
+
+    Examples
+    --------
+    >>> from mvlib import MultiViewMixture, matched_error
+    >>> from mvlib.multiview import random_multiview_model
+    >>> model = random_multiview_model(3, dims=(8, 8, 8), kind="gaussian", random_state=2)
+    >>> views, _ = model.sample(2000, random_state=1)    # three (2000, 8) arrays
+    >>> est = MultiViewMixture(3, random_state=0).fit(views)
+    >>> [M.shape for M in est.means_]
+    [(3, 8), (3, 8), (3, 8)]
+    >>> matched_error(model.means[2], est.means_[2].T, relative=True) < 0.1
+    True
     """
 
     def __init__(self, n_components, method="observable", random_state=None, *,

@@ -140,11 +140,31 @@ class OvercompleteTensorDecomposition(MomentEstimator):
     symmetric_ : bool  whether the symmetric updates were used
     n_features_in_ : int  d
 
+    See Also
+    --------
+    tensorly.decomposition.parafac : CP-ALS, the baseline (and the refinement on an explicit tensor).
+    mvlib.tensor_power_method : the orthogonal case, k ≤ d after whitening.
+    mvlib.ThirdMomentOperator : the third moment of data without a d×d×d array (used by ``fit_moments``).
+
     Notes
     -----
     Cost (explicit T, d×d×d): O(L N d³) for the batched power updates (a third with
     symmetric updates), O(L d³) for Procedure 3's slices and SVDs, O(k N d³ + k L d)
     for Procedure 2, O(k d³) per ALS sweep. On data (n samples) replace d³ by n d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import OvercompleteTensorDecomposition, matched_error
+    >>> from mvlib.overcomplete import random_overcomplete_tensor
+    >>> T, w, A = random_overcomplete_tensor(12, 15, random_state=0)   # k = 15 > d = 12
+    >>> dec = OvercompleteTensorDecomposition(15, random_state=0).fit(T)
+    >>> dec.factors_.shape
+    (12, 15)
+    >>> matched_error(A, dec.factors_, sign_invariant=True) < 0.01
+    True
+    >>> np.round(dec.weights_, 1)
+    array([1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1.])
     """
 
     def __init__(self, n_components, init="svd", n_restarts=None, n_iterations=None, refine=True,

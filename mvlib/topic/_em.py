@@ -69,10 +69,27 @@ class UnigramMixtureEM(CountDataMixin, DensityMixin, MomentEstimator):
     converged_ : bool
         Whether the kept start met ``tol`` within ``max_iter``.
 
+    See Also
+    --------
+    mvlib.SpectralTopicModel : the moment estimate of the same model, also a start (``init="spectral"``).
+    mvlib.ProductMixtureEM : EM for multi-view mixtures with Gaussian, Poisson or Bernoulli views.
+
     Notes
     -----
     Cost O(n_iter · (nnz·k + d k)) per start for n documents with nnz non-zero counts.
     ``X`` is not modified.
+
+    Examples
+    --------
+    >>> from mvlib import UnigramMixtureEM, matched_error
+    >>> from mvlib.topic import random_topic_model
+    >>> model = random_topic_model(3, 20, random_state=0)
+    >>> X, _ = model.sample(2000, random_state=1)
+    >>> em = UnigramMixtureEM(3, random_state=0).fit(X)
+    >>> em.topic_word_.shape, em.converged_
+    ((3, 20), True)
+    >>> matched_error(model.topic_word.T, em.topic_word_.T) < 0.05
+    True
     """
 
     def __init__(self, n_components, init="random", *, n_init=5, max_iter=1000, tol=1e-7,

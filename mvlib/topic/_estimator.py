@@ -157,6 +157,12 @@ class SpectralTopicModel(CountDataMixin, MomentEstimator):
     clipped_mass_ : float
         Largest fraction of a topic's estimated mass that was negative and clipped.
 
+    See Also
+    --------
+    mvlib.UnigramMixtureEM : EM for the same model, the likelihood baseline.
+    mvlib.SpectralLDA : topics of documents that mix several topics.
+    mvlib.MultiViewMixture : the three-view mixture behind the word positions.
+
     Notes
     -----
     Cost: up to 500 words, O(nnz·k + Σ_d nnz_d² + n k³ + d² k + d k³) with the d×d pairs
@@ -164,6 +170,21 @@ class SpectralTopicModel(CountDataMixin, MomentEstimator):
     (:class:`mvlib.CountPairsOperator`, Lanczos): O(nnz·k per Lanczos step + n k³ + d k³) time
     and O(nnz + d k + k³) memory, no n_words × n_words array. Never a d×d×d array. ``X`` is
     not modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import SpectralTopicModel, matched_error
+    >>> from mvlib.topic import random_topic_model
+    >>> model = random_topic_model(3, 20, random_state=0)    # 3 topics over 20 words
+    >>> X, _ = model.sample(5000, random_state=1)            # documents of 10 words, sparse counts
+    >>> est = SpectralTopicModel(3, random_state=0).fit(X)
+    >>> est.topic_word_.shape
+    (3, 20)
+    >>> matched_error(model.topic_word.T, est.topic_word_.T) < 0.05
+    True
+    >>> np.round(np.sort(est.weights_), 1)
+    array([0.2, 0.3, 0.5])
     """
 
     def __init__(self, n_components, method="observable", random_state=None, *,

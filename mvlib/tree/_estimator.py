@@ -107,6 +107,32 @@ class LatentTreeEmbedding(DensityMixin, MomentEstimator):
 
     Cost: O(d n²) for the kernel matrices and O(n³) per step (Cholesky, eigenproblem),
     memory O(d n²); :meth:`density` costs O(m n Σ r_j) for m points.
+
+    See Also
+    --------
+    mvlib.tt_embedding : the same chain decomposition of an explicit table.
+    mvlib.tree.tree_decomposition : the same tree decomposition of an explicit table.
+    sklearn.neighbors.KernelDensity : the full-rank kernel density estimate, the baseline.
+    mvlib.KernelSpectral : kernel embeddings of a three-view mixture.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib import LatentTreeEmbedding
+    >>> from mvlib.tree import binary_tree, random_latent_tree_model
+    >>> tree = binary_tree(4)                                # 4 leaves, 3 hidden nodes of 2 states
+    >>> model = random_latent_tree_model(tree, 3, random_state=0)   # 3 symbols per leaf
+    >>> X = model.sample(200, random_state=1)                # (200, 4) symbols
+    >>> emb = LatentTreeEmbedding(2, kernel="delta", tree=tree).fit(X)
+    >>> emb.ranks_                                           # one rank per edge
+    [2, 2, 2, 2, 2, 2]
+    >>> grid = np.indices((3, 3, 3, 3)).reshape(4, -1).T     # every joint outcome
+    >>> truth = model.joint_table().ravel()
+    >>> freq = np.bincount(np.ravel_multi_index(X.T, (3, 3, 3, 3)), minlength=81) / len(X)
+    >>> low_rank = np.abs(emb.density(grid) - truth).sum()   # L1 distance to the true table
+    >>> raw = np.abs(freq - truth).sum()                     # that of the raw frequencies
+    >>> print(f"{low_rank:.2f} {raw:.2f}")
+    0.29 0.40
     """
 
     def __init__(self, ranks, kernel: str = "rbf", bandwidth=1.0, *, jitter: float = 1e-10,
