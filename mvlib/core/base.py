@@ -247,9 +247,35 @@ class CountDataMixin:
 
 
 class MixtureInferenceMixin:
-    """``predict_proba``/``predict``/``score`` of a mixture of a list of dense views from its
-    ``_log_joint(views)``, the (n_samples, n_components) array of
-    :math:`\\log w_h + \\log p(x \\mid h)`; tags saying it takes such a list."""
+    """Inference of a fitted mixture from one hook, written once for every estimator.
+
+    A subclass defines ``_log_joint(X)``: it validates ``X`` (whatever its ``fit`` takes: a 2-d
+    array, counts, a list of views) and returns the (n_samples, n_components) array of
+    :math:`\log w_h + \log p(x \mid h)`. From it: ``predict_proba`` (the posterior, by
+    log-sum-exp), ``predict`` (its arg max), ``score_samples`` (:math:`\log p(x)`) and ``score``
+    (their mean).
+    """
+
+    def predict_proba(self, X):
+        """Posterior probabilities of the components, (n_samples, n_components)."""
+        L = self._log_joint(X)
+        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable component of each sample, (n_samples,) ints."""
+        return np.argmax(self._log_joint(X), axis=1)
+
+    def score_samples(self, X):
+        """Log-likelihood of each sample under the fitted mixture, (n_samples,)."""
+        return logsumexp(self._log_joint(X), axis=1)
+
+    def score(self, X, y=None):
+        """Average log-likelihood per sample under the fitted mixture."""
+        return float(np.mean(self.score_samples(X)))
+
+
+class ViewsInputMixin:
+    """Tags of estimators of a list of dense views (not one 2-d array)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -257,21 +283,8 @@ class MixtureInferenceMixin:
         tags.input_tags.sparse = False
         return tags
 
-    def predict_proba(self, views):
-        """Posterior probabilities of the components given all views, (n_samples, n_components)."""
-        L = self._log_joint(views)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
 
-    def predict(self, views):
-        """Maximum-a-posteriori component of each sample, (n_samples,) ints."""
-        return np.argmax(self._log_joint(views), axis=1)
-
-    def score(self, views, y=None):
-        """Average log-likelihood per sample of ``views`` under the fitted mixture."""
-        return float(np.mean(logsumexp(self._log_joint(views), axis=1)))
-
-
-class ProductMixture(MixtureInferenceMixin, DensityMixin, MomentEstimator):
+class ProductMixture(ViewsInputMixin, MixtureInferenceMixin, DensityMixin, MomentEstimator):
     """Inference shared by the baselines: p(x1, x2, x3) = Σ_h π_h Π_v p_v(x_v | h).
 
     A density estimator (``score`` is the average log-likelihood) of a list of dense views;

@@ -37,10 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.special import logsumexp
 from sklearn.base import DensityMixin
 
-from ..core.base import MomentEstimator
+from ..core.base import MixtureInferenceMixin, MomentEstimator
 from ..core.moments import WhitenedTripleSum, whitened_triples
 from ..core.power import tensor_power_method
 from ..core.scale import (
@@ -205,7 +204,7 @@ def whitened_third_moment(X, W, m_tilde):
     return whitened_triples(X, X, X, W, W, W) - third_order_correction(W.T @ m_tilde, W.T @ W)
 
 
-class SpectralGMM(DensityMixin, MomentEstimator):
+class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
     r"""Mixture of spherical Gaussians fitted by the method of moments.
 
     Follows scikit-learn's ``GaussianMixture`` conventions. The moments identify the
@@ -485,7 +484,9 @@ class SpectralGMM(DensityMixin, MomentEstimator):
         return X
 
     def _log_joint(self, X):
-        """log w_h + log N(x | μ_h, σ_h² I), shape (n, k)."""
+        """log w_h + log N(x | μ_h, σ_h² I), shape (n, k); gives predict, predict_proba,
+        score_samples and score (``MixtureInferenceMixin``)."""
+        X = self._check_X(X)
         d = X.shape[1]
         means, cov, log_shift = self.means_, self.covariances_, 0.0
         e = scale_exponent(cov, even=True)
@@ -495,23 +496,6 @@ class SpectralGMM(DensityMixin, MomentEstimator):
         sq = ((X ** 2).sum(1)[:, None] - 2 * X @ means.T + (means ** 2).sum(1)[None, :])
         return (np.log(self.weights_) - 0.5 * d * (np.log(2 * np.pi * cov) + log_shift)
                 - 0.5 * np.maximum(sq, 0) / cov)
-
-    def predict_proba(self, X):
-        """Posterior probabilities of the components, (n_samples, n_components)."""
-        L = self._log_joint(self._check_X(X))
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
-
-    def predict(self, X):
-        """Most probable component of each sample, (n_samples,)."""
-        return np.argmax(self._log_joint(self._check_X(X)), axis=1)
-
-    def score_samples(self, X):
-        """Log-density of each sample under the fitted mixture, (n_samples,)."""
-        return logsumexp(self._log_joint(self._check_X(X)), axis=1)
-
-    def score(self, X, y=None):
-        """Average log-likelihood per sample (as ``GaussianMixture.score``)."""
-        return float(np.mean(self.score_samples(X)))
 
     def to_sklearn(self, **kwargs):
         """A ``sklearn.mixture.GaussianMixture`` initialised at this estimate, ready to ``fit``.

@@ -488,13 +488,14 @@ class KernelSpectral(ProductMixture):
             return super().predict(views)
         return np.argmax(self.predict_proba(views), axis=1)
 
-    def score(self, views, y=None):
-        r"""Average log-likelihood per sample (per group with ``alpha0``: the Dirichlet model's
-        :math:`\log p(x_1,x_2,x_3)`, see the class docstring); densities floored at 1e-300."""
+    def score_samples(self, views):
+        r"""Log-likelihood of each sample (of each group with ``alpha0``: the Dirichlet model's
+        :math:`\log p(x_1,x_2,x_3)`, see the class docstring), (n_samples,); densities floored at
+        1e-300. ``score`` is their mean."""
         if not self._dirichlet_fitted():
-            return super().score(views, y)
+            return super().score_samples(views)
         loglik, _ = self._group_terms(views)
-        return float(np.mean(loglik))
+        return np.asarray(loglik, dtype=float)
 
     def _log_joint(self, views):
         # 1-d views are one-dimensional samples, as in fit

@@ -7,14 +7,14 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 from sklearn.base import DensityMixin
 
-from ..core.base import TINY, MixtureInferenceMixin, MomentEstimator
+from ..core.base import TINY, MixtureInferenceMixin, MomentEstimator, ViewsInputMixin
 from ..core.validation import check_matrix, check_positive_int, check_random_state, check_views
 from ._estimator import MultiViewMixture
 
 _VIEW_KINDS = ("gaussian", "poisson", "bernoulli")
 
 
-class ProductMixtureEM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
+class ProductMixtureEM(ViewsInputMixin, MixtureInferenceMixin, DensityMixin, MomentEstimator):
     r"""EM for a multi-view product mixture with Gaussian, Poisson or Bernoulli views.
 
     See :doc:`/chapters/04_three_view_mixtures` for the comparison with

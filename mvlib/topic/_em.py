@@ -8,12 +8,12 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.base import DensityMixin
 
-from ..core.base import LOG_FLOOR, CountDataMixin, MomentEstimator
+from ..core.base import LOG_FLOOR, CountDataMixin, MixtureInferenceMixin, MomentEstimator
 from ..core.validation import check_counts, check_matrix, check_positive_int, check_random_state
 from ._estimator import SpectralTopicModel
 
 
-class UnigramMixtureEM(CountDataMixin, DensityMixin, MomentEstimator):
+class UnigramMixtureEM(CountDataMixin, MixtureInferenceMixin, DensityMixin, MomentEstimator):
     r"""EM for the mixture of unigrams (single-topic document model), Nigam et al. (2000).
 
     See :doc:`/chapters/03_topic_models`, where it is the same-model baseline of
@@ -187,23 +187,19 @@ class UnigramMixtureEM(CountDataMixin, DensityMixin, MomentEstimator):
         self.n_features_in_ = d
         return self
 
-    def _log_joint(self, X):
+    def _check_X(self, X):
         self._check_fitted("topic_word_")
         X, _ = check_counts(X, "X", min_length=0, min_rows=1)
         self._check_n_features(X.shape[1])
-        return X, self._log_joint_of(X, self.topic_word_, self.weights_)
+        return X
 
-    def predict_proba(self, X):
-        r"""Posterior topic probabilities (n_docs, n_components): :math:`r_{n,h}` above. Cost O(nnz·k)."""
-        _, L = self._log_joint(X)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
-
-    def predict(self, X):
-        """Most likely topic of each document, int array (n_docs,)."""
-        _, L = self._log_joint(X)
-        return np.argmax(L, axis=1)
+    def _log_joint(self, X):
+        r"""Log joint of each document and topic (n_docs, n_components), as in fit; gives
+        ``predict_proba`` (:math:`r_{n,h}` above), ``predict`` and ``score_samples``. Cost O(nnz·k)."""
+        return self._log_joint_of(self._check_X(X), self.topic_word_, self.weights_)
 
     def score(self, X, y=None):
         r"""Log-likelihood per word of ``X`` under the fitted model (without the multinomial coefficient)."""
-        X, L = self._log_joint(X)
-        return float(logsumexp(L, axis=1).sum() / max(float(X.sum()), 1.0))
+        X = self._check_X(X)
+        return float(logsumexp(self._log_joint_of(X, self.topic_word_, self.weights_), axis=1).sum()
+                     / max(float(X.sum()), 1.0))

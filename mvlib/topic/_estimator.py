@@ -13,12 +13,13 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.special import logsumexp
+from sklearn.base import DensityMixin
 
 from ..core.base import (
     CLIP_WARN,
     LOG_FLOOR,
     CountDataMixin,
+    MixtureInferenceMixin,
     MomentEstimator,
     clip_to_simplex,
     clip_weights,
@@ -99,7 +100,7 @@ def _count_pairs_noise(X):
     return E / n
 
 
-class SpectralTopicModel(CountDataMixin, MomentEstimator):
+class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, MomentEstimator):
     r"""Topic-word distributions of a single-topic document model by the method of moments.
 
     See :doc:`/chapters/03_topic_models` for the derivation and a numerical check.
@@ -298,6 +299,9 @@ class SpectralTopicModel(CountDataMixin, MomentEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _log_joint(self, X):
+        r"""Log joint :math:`\log w_j+\sum_i c_i\log\mu_{j,i}` (n_docs, n_components), probabilities
+        floored at 1e-12 (without the multinomial coefficient, which does not depend on the topic);
+        gives ``predict_proba``, ``predict``, ``score_samples`` and ``score``. Cost O(nnz·k)."""
         self._check_fitted("topic_word_")
         X, _ = check_counts(X, "X", min_length=0, min_rows=1)
         self._check_n_features(X.shape[1])
@@ -305,18 +309,3 @@ class SpectralTopicModel(CountDataMixin, MomentEstimator):
         logw = np.log(np.maximum(self.weights_, LOG_FLOOR))
         return np.asarray(X @ logB.T) + logw
 
-    def predict_proba(self, X):
-        r"""Posterior topic probabilities (n_docs, n_components) under the fitted model.
-
-        :math:`\Pr[h=j\mid c]\propto w_j\prod_i\mu_{j,i}^{c_i}` (probabilities floored at
-        1e-12 inside the logarithm). Cost O(nnz·k).
-        """
-        L = self._log_joint(X)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
-
-    def predict(self, X):
-        r"""Most likely topic of each document: :math:`\arg\max_j\,\log w_j+\sum_i c_i\log\mu_{j,i}`.
-
-        ``X`` (n_docs, n_words) counts, dense or sparse (any lengths). Returns int array (n_docs,).
-        """
-        return np.argmax(self._log_joint(X), axis=1)

@@ -327,7 +327,8 @@ class Case:
 
 CASES = [
     Case("SpectralTopicModel", lambda: SpectralTopicModel(2, random_state=0), _counts, "counts",
-         ("topic_word_", "weights_"), ("predict", "predict_proba"), ("predict", "predict_proba")),
+         ("topic_word_", "weights_"), ("predict", "predict_proba", "score", "score_samples"),
+         ("predict", "predict_proba", "score_samples")),
     Case("SpectralLDA", lambda: SpectralLDA(2, random_state=0), _counts, "counts",
          ("topic_word_", "alpha_"), ("transform", "score", "perplexity"), ("transform",)),
     Case("UnigramMixtureEM", lambda: UnigramMixtureEM(2, n_init=2, max_iter=30, random_state=0), _counts,
@@ -828,6 +829,7 @@ def test_tags_say_what_each_estimator_accepts():
     assert tags["OvercompleteTensorDecomposition"].input_tags.three_d_array
     assert tags["SpectralHMM"].input_tags.categorical and tags["ObservableOperatorHMM"].input_tags.categorical
     density = {"SpectralGMM", "LatentTreeEmbedding", "SpectralHMM", "ObservableOperatorHMM", "UnigramMixtureEM",
+               "SpectralTopicModel",
                "KernelSpectral",
                "NonparametricEM", "HistogramSpectral", "ProductMixtureEM"}
     transformers = {"SpectralLDA", "TensorICA"}   # as scikit-learn's LatentDirichletAllocation, FastICA
