@@ -247,7 +247,7 @@ class CountDataMixin:
 
 
 class MixtureInferenceMixin:
-    """Inference of a fitted mixture from one hook, written once for every estimator.
+    r"""Inference of a fitted mixture from one hook, written once for every estimator.
 
     A subclass defines ``_log_joint(X)``: it validates ``X`` (whatever its ``fit`` takes: a 2-d
     array, counts, a list of views) and returns the (n_samples, n_components) array of
