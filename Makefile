@@ -49,7 +49,7 @@ export OPENBLAS_NUM_THREADS OMP_NUM_THREADS
 # tests/book/test_recorded_outputs.py compares those executed notebooks with the recorded ones
 # by nbval's rules (`make nbval` re-executes them under nbval itself, for a second opinion).
 PYTEST_BASE := -p no:cacheprovider \
-	-o "norecursedirs=.* _build $(VENV) bench mvlib *.egg-info __pycache__"
+	-o "norecursedirs=.* _build $(VENV) bench experiments mvlib *.egg-info __pycache__"
 NBVAL_ARGS := chapters --nbval --nbval-current-env \
 	--nbval-sanitize-with tests/book/nbval_sanitize.cfg --nbval-cell-timeout=300
 

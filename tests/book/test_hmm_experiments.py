@@ -1,4 +1,4 @@
-"""Quick checks of the HMM bench scripts (``bench/hmm_experiments.py``, ``bench/bench_hmm.py``).
+"""Quick checks of the HMM bench scripts (``experiments/hmm_experiments.py``, ``bench/bench_hmm.py``).
 
 Small sizes only (a few seconds): the functions run end to end, return the keys the
 chapter reads, and two independent computations agree where they should. No timing is
@@ -13,23 +13,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("hmmlearn")
 pytest.importorskip("lda")
 
 
-def _script(name):
-    """Import bench/NAME.py as module NAME (the scripts import each other by name, as they do
-    when run from bench/)."""
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+def _script(folder, name):
+    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-bench_hmm = _script("bench_hmm")
-hmm_experiments = _script("hmm_experiments")
+bench_hmm = _script("bench", "bench_hmm")
+hmm_experiments = _script("experiments", "hmm_experiments")
 
 
 def test_reasonable_start_is_diagonal_dominant_and_stochastic():

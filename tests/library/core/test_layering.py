@@ -11,7 +11,8 @@ The floors (README, "The library"), bottom up:
 5. the families ``multiview``, ``topic``, ``lda``, ``gmm``, ``ica``, ``overcomplete``;
 6. the families ``hmm`` and ``kernel`` (they reuse the three-view mixture);
 7. the family ``tree`` (it reuses the kernels);
-8. ``mvlib/__init__.py`` — the public names.
+8. ``mvlib/__init__.py`` — the public names;
+9. ``book`` — the helpers the chapters and their scripts share (nothing in mvlib imports it).
 
 A module imports from its own family or from lower floors; a family never imports a family on
 its own floor. Every import counts, at module level or inside a function, and the import graph
@@ -38,6 +39,7 @@ FLOORS = {
     "hmm": 6, "kernel": 6,
     "tree": 7,
     "": 8,
+    "book": 9,
 }
 
 

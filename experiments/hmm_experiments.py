@@ -1,6 +1,6 @@
 r"""Heavy experiments of the hidden-Markov chapter; results go to ``chapters/data/hmm_*.json``.
 
-Run ``.venv/bin/python bench/hmm_experiments.py`` (about 15 minutes with the default
+Run ``.venv/bin/python experiments/hmm_experiments.py`` (about 15 minutes with the default
 ``--processes 2``; every task runs with one BLAS thread) or add ``--quick`` (one small
 data set and one split, a few seconds; writes ``*_quick.json``). The chapter
 ``chapters/06_hidden_markov.ipynb`` loads and plots the files; it does not re-run

@@ -1,6 +1,6 @@
 r"""Experiments behind the chapter "Whitening and the tensor power method" (02_whitening_power).
 
-Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/ch2_experiments.py`` (about a minute on
+Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/ch2_experiments.py`` (about a minute on
 one core; name parts, e.g. ``compare``, to run only those). It writes small JSON files
 that the chapter loads (it never re-runs them):
 
@@ -150,7 +150,7 @@ PARTS = {"compare": compare, "failure": failure, "whitening": whitening}
 
 def main():
     names = sys.argv[1:] or list(PARTS)
-    info = dict(script="bench/ch2_experiments.py",
+    info = dict(script="experiments/ch2_experiments.py",
                 omp_num_threads=os.environ.get("OMP_NUM_THREADS"))
     OUT.mkdir(parents=True, exist_ok=True)
     with threadpool_limits(limits=1, user_api="blas"):

@@ -1,6 +1,6 @@
 r"""Heavy experiments of the topic-model chapter; results go to ``chapters/data/topic_*.json``.
 
-Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/topic_experiments.py`` (a few minutes on
+Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/topic_experiments.py`` (a few minutes on
 2 cores; ``--quick``: one split, fewer sweeps, to check the script). The chapter
 ``chapters/03_topic_models.ipynb`` loads and plots the files; it does not re-run the fits.
 

@@ -1,6 +1,6 @@
 r"""Experiments of the three-view chapter; results go to ``chapters/data/multiview_*.json``.
 
-Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/multiview_experiments.py`` (well under a
+Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/multiview_experiments.py`` (well under a
 minute on 2 cores). The chapter ``chapters/04_three_view_mixtures.ipynb`` loads and plots the
 files; it does not re-run the grids (its time budget is 30 s).
 

@@ -5,7 +5,7 @@ Run (one core; the two CPU variables make the BLAS/NumPy kernels the same on eve
 machine of the same kind)::
 
     OPENBLAS_CORETYPE=Haswell NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \
-        .venv/bin/python bench/overcomplete_grid.py
+        .venv/bin/python experiments/overcomplete_grid.py
 
 (about 3 minutes on one idle core, well inside a 25-minute budget, so no cell is
 dropped). ``--d``, ``--ratios`` and ``--seeds`` change the grid (default d ∈ {20, 40}, k/d ∈ {0.5, 1, 1.5, 2, 2.5, 3}, seeds 0..9), ``--skip d:ratio``
@@ -317,7 +317,7 @@ def main(argv=None):
     if args.no_json:
         return
     info = dict(
-        script="bench/overcomplete_grid.py", argv=list(argv) if argv is not None else sys.argv[1:],
+        script="experiments/overcomplete_grid.py", argv=list(argv) if argv is not None else sys.argv[1:],
         threads=1, seconds=round(total, 1), success_threshold=THRESH,
         success="fraction of the k true components with min over signs ||a_hat - a_j|| < 0.1 after the "
                 "best one-to-one matching (mvlib.core.metrics.column_errors, sign_invariant=True)",

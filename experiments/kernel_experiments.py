@@ -1,6 +1,6 @@
 r"""Experiments of the chapter "Kernel embeddings of latent variable models" (Song et al. 2014, §8).
 
-Run ``.venv/bin/python bench/kernel_experiments.py`` (all threads pinned to 1, the synthetic
+Run ``.venv/bin/python experiments/kernel_experiments.py`` (all threads pinned to 1, the synthetic
 grid spread over ``--processes 2``; about 20 minutes on a 2-core machine) or ``--quick`` (a tiny grid, for testing the
 script; results then go to ``/tmp``). Writes ``chapters/data/kernel_experiments.json``,
 which ``chapters/07_kernel_embeddings.ipynb`` loads and plots. The chapter never re-runs

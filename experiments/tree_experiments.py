@@ -30,7 +30,7 @@ edge), along the chain of leaves at rank 2 and at rank 4 (the prefix ranks of th
 are 2, 2, 4, 2, 4, 2, 2), the product KDE and the true density (sum over the 2^7 hidden
 configurations). Results go to ``chapters/data/tree_branching.json``.
 
-Run: ``OMP_NUM_THREADS=1 python bench/tree_experiments.py`` (about 10 minutes on one
+Run: ``OMP_NUM_THREADS=1 python experiments/tree_experiments.py`` (about 10 minutes on one
 core); ``--only density`` or ``--only branching`` runs one part.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""Error of the spectral HMM against the number of sequences; writes ``chapters/data/hmm_rates.json``.
 
-Run ``.venv/bin/python bench/hmm_rates.py`` (a few minutes, one BLAS thread) or add
+Run ``.venv/bin/python experiments/hmm_rates.py`` (a few minutes, one BLAS thread) or add
 ``--quick`` (two sizes, two seeds; writes ``hmm_rates_quick.json``). The hidden-Markov
 chapter loads the file, plots it and asserts the fitted slopes; it does not re-run the grid,
 which is too slow for the book's time budget.

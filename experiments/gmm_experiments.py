@@ -1,6 +1,6 @@
 r"""Experiments of the Gaussian-mixtures chapter; results go to ``chapters/data/gmm_*.json``.
 
-Run ``.venv/bin/python bench/gmm_experiments.py`` (a few minutes on 2 cores; ``--quick``
+Run ``.venv/bin/python experiments/gmm_experiments.py`` (a few minutes on 2 cores; ``--quick``
 runs 3 seeds at n = 10,000 only, for a smoke test, and writes nothing). The chapter
 ``chapters/05_gaussian_mixtures.ipynb`` loads the file and plots and quotes it; it does
 not re-run the grid (too slow for the book's time budget).
@@ -153,7 +153,7 @@ def main(argv=None) -> None:
         return
     OUT.mkdir(parents=True, exist_ok=True)
     payload = dict(
-        description="chapter 5, low-separation grid; see bench/gmm_experiments.py",
+        description="chapter 5, low-separation grid; see experiments/gmm_experiments.py",
         d=D, k=K, weights=WEIGHTS.tolist(), sigma=1.0, separations=SEPARATIONS, ns=ns,
         seeds=seeds, methods=METHODS, threads=1,
         machine=dict(python=platform.python_version(), numpy=np.__version__,

@@ -1,7 +1,7 @@
 r"""Error of the alternating power updates against the number of updates N; writes
 ``chapters/data/overcomplete_error_vs_N.json``.
 
-Run ``.venv/bin/python bench/overcomplete_iterations.py`` (a few minutes on 2 cores, one BLAS
+Run ``.venv/bin/python experiments/overcomplete_iterations.py`` (a few minutes on 2 cores, one BLAS
 thread per process) or add ``--quick`` (d = 50 only; writes ``*_quick.json``). The
 overcomplete chapter loads the file and plots it; it does not re-run the updates.
 

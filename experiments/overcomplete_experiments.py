@@ -1,6 +1,6 @@
 r"""Experiments behind the chapter "Overcomplete latent variable models" (09_overcomplete).
 
-Run ``OMP_NUM_THREADS=1 .venv/bin/python bench/overcomplete_experiments.py`` (about
+Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/overcomplete_experiments.py`` (about
 5-10 minutes on one core; name parts, e.g. ``error_vs_n``, to run only those). It writes three small JSON files that the chapter loads:
 
 * ``chapters/data/overcomplete_error_vs_dk.json`` — exact tensors
@@ -146,7 +146,7 @@ def success():
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    info = dict(script="bench/overcomplete_experiments.py", omp_num_threads=os.environ.get("OMP_NUM_THREADS"))
+    info = dict(script="experiments/overcomplete_experiments.py", omp_num_threads=os.environ.get("OMP_NUM_THREADS"))
     parts = (("error_vs_dk", error_vs_dk), ("error_vs_n", error_vs_n), ("success", success))
     chosen = sys.argv[1:] or [name for name, _ in parts]
     for name, fn in parts:
