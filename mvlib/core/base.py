@@ -19,20 +19,36 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.exceptions import NotFittedError
 
-from .observable import check_gap_options
-from .scale import rademacher_slice
+from types import SimpleNamespace
+
+from .scale import MOMENTS, rademacher_slice
 from .validation import (
+    Integer,
     IllConditionedWarning,
+    Options,
+    OrNone,
+    RandomState,
+    Renamed,
+    Rule,
     check_array,
     check_n_features,
-    check_positive_int,
-    check_random_state,
+    min_gap_rule,
     check_views,
+    validate_params,
     warn_user,
 )
 
 #: the estimation routes of the multi-view and topic estimators
 _METHODS = ("observable", "tensor")
+#: constraints of the hyper-parameters that several estimators share (their tables include these)
+SPECTRAL_CONSTRAINTS = {
+    "n_components": Integer(),
+    "method": Options(_METHODS),
+    "random_state": RandomState(),
+    "min_gap": Rule(min_gap_rule),
+    "max_retries": Integer(minimum=0),
+}
+MOMENTS_CONSTRAINTS = {"moments": Options(MOMENTS), "sketch_dim": OrNone(Integer())}
 #: densities below this floor count as this floor in logarithms (no log 0)
 TINY = 1e-300
 #: probabilities below this floor count as this floor in logarithms (topic and LDA models)
@@ -76,13 +92,23 @@ class MomentEstimator(BaseEstimator):
                 raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; valid: {valid}")
         return super().set_params(**params)
 
-    def _check_common(self):
-        k = check_positive_int(self.n_components, "n_components")
-        if not isinstance(self.method, str) or self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        check_gap_options(self.min_gap, self.max_retries)
-        rng = check_random_state(self.random_state)
-        return k, rng
+    #: name -> constraint for every hyper-parameter (``mvlib.core.validation``: ``Integer``,
+    #: ``Options``, ``Boolean``, ``RandomState``, ``OrNone``, ``Rule``, ``Renamed``, ...)
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self):
+        """The hyper-parameters checked against ``_parameter_constraints``, in the table's order.
+
+        Returns a namespace of validated values (ints as ``int``, ``random_state`` as a
+        ``numpy.random.Generator``, ...); the estimator's own attributes stay as the user set them.
+        A former name (``Renamed``) is resolved first: a ``FutureWarning``, and its value
+        checked under the new name.
+        """
+        params = self.get_params(deep=False)
+        for old, rule in self._parameter_constraints.items():
+            if isinstance(rule, Renamed):
+                params[rule.new] = renamed_parameter(self, rule.new, old, unset=rule.unset)
+        return SimpleNamespace(**validate_params(params, self._parameter_constraints, type(self).__name__))
 
     def _check_fitted(self, attr):
         """Raise ``NotFittedError`` (a ``ValueError``) unless ``attr`` was set by ``fit``."""

@@ -28,7 +28,6 @@ unlucky random η; the algorithms then draw a fresh random rotation Θ (up to
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import scipy.linalg as sla
@@ -36,6 +35,7 @@ import scipy.linalg as sla
 from .validation import (
     check_array,
     check_cubic_tensor,
+    min_gap_rule,
     check_matrix,
     check_positive_int,
     check_random_state,
@@ -139,10 +139,9 @@ def projected_operator(T, P, theta, mode: int = 3):
 
 # --------------------------------------------------------------------------- helpers
 def check_gap_options(min_gap, max_retries):
-    if isinstance(min_gap, bool) or not isinstance(min_gap, numbers.Real) or not 0 <= min_gap < 1:
-        raise ValueError(f"min_gap={min_gap!r} must be a number in [0, 1)")
+    min_gap = min_gap_rule(min_gap)
     max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
-    return float(min_gap), max_retries
+    return min_gap, max_retries
 
 
 def relative_gap(evals):

@@ -415,3 +415,164 @@ def check_alpha0(alpha0, *, allow_none: bool = False):
     if allow_none and alpha0 is None:
         return None
     return check_positive_float(alpha0, "alpha0")
+
+
+# --------------------------------------------------------------------------- hyper-parameters
+# Every estimator states the conditions on its hyper-parameters in one table,
+# ``_parameter_constraints = {name: constraint}``, which ``MomentEstimator._validate_params``
+# applies at the start of ``fit`` (scikit-learn keeps such a table too; these constraints raise
+# mvlib's own messages, the ones the checkers above word). A constraint is a callable
+# ``constraint(value, name) -> validated value``.
+
+
+class Integer:
+    """An int ``>= minimum`` (bools and floats refused): :func:`check_positive_int`."""
+
+    def __init__(self, minimum: int = 1):
+        self.minimum = minimum
+
+    def __call__(self, value, name):
+        return check_positive_int(value, name, minimum=self.minimum)
+
+    def __repr__(self):
+        return f"Integer(minimum={self.minimum})"
+
+
+class PositiveFloat:
+    """A positive, finite real number, as a float: :func:`check_positive_float`."""
+
+    def __call__(self, value, name):
+        return check_positive_float(value, name)
+
+    def __repr__(self):
+        return "PositiveFloat()"
+
+
+class NonNegativeFloat:
+    """A finite real number ``>= 0`` (a tolerance), as a float."""
+
+    def __call__(self, value, name):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        if not np.isfinite(value) or value < 0:
+            raise ValueError(f"{name}={value} must be a finite number >= 0")
+        return float(value)
+
+    def __repr__(self):
+        return "NonNegativeFloat()"
+
+
+class Options:
+    """One of the strings ``values``. The message lists them as a tuple (``"one of (...)"``),
+    or in words (``"'a', 'b' or 'c'"``) with ``words=True``."""
+
+    def __init__(self, values, *, words: bool = False):
+        self.values, self.words = tuple(values), words
+
+    def __call__(self, value, name):
+        if not isinstance(value, str) or value not in self.values:
+            if self.words:
+                quoted = [repr(v) for v in self.values]
+                listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+                raise ValueError(f"{name} must be {listed}, got {value!r}")
+            raise ValueError(f"{name} must be one of {self.values}, got {value!r}")
+        return value
+
+    def __repr__(self):
+        return f"Options({self.values})"
+
+
+class Boolean:
+    """``True`` or ``False`` (NumPy bools too); anything else is a ``TypeError``."""
+
+    def __call__(self, value, name):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+        return bool(value)
+
+    def __repr__(self):
+        return "Boolean()"
+
+
+class RandomState:
+    """``None``, an int or a Generator, turned into a Generator: :func:`check_random_state`."""
+
+    def __call__(self, value, name):
+        return check_random_state(value)
+
+    def __repr__(self):
+        return "RandomState()"
+
+
+class OrNone:
+    """``None``, or a value that ``constraint`` accepts."""
+
+    def __init__(self, constraint):
+        self.constraint = constraint
+
+    def __call__(self, value, name):
+        return None if value is None else self.constraint(value, name)
+
+    def __repr__(self):
+        return f"OrNone({self.constraint!r})"
+
+
+class Rule:
+    """Any checker ``fn(value, name)`` (or ``fn(value)`` with ``takes_name=False``) that returns
+    the validated value and raises naming the argument."""
+
+    def __init__(self, fn, *, takes_name: bool = True):
+        self.fn, self.takes_name = fn, takes_name
+
+    def __call__(self, value, name):
+        return self.fn(value, name) if self.takes_name else self.fn(value)
+
+    def __repr__(self):
+        return f"Rule({getattr(self.fn, '__name__', self.fn)!r})"
+
+
+class Unchecked:
+    """A hyper-parameter checked later, against the data (its condition needs them); the
+    table says so rather than leaving it out."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __call__(self, value, name):
+        return value
+
+    def __repr__(self):
+        return f"Unchecked({self.reason!r})"
+
+
+class Renamed:
+    """A former name of the hyper-parameter ``new``: ``"deprecated"`` unless the user passed it,
+    in which case a ``FutureWarning`` says so and its value is checked as ``new``'s. ``unset`` is
+    ``new``'s default (passing both names is an error)."""
+
+    def __init__(self, new: str, *, unset=None):
+        self.new, self.unset = new, unset
+
+    def __call__(self, value, name):
+        return value
+
+    def __repr__(self):
+        return f"Renamed({self.new!r})"
+
+
+def min_gap_rule(value, name="min_gap"):
+    """The smallest relative eigenvalue gap accepted: a number in [0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:
+        raise ValueError(f"{name}={value!r} must be a number in [0, 1)")
+    return float(value)
+
+
+def validate_params(params: dict, constraints: dict, owner: str) -> dict:
+    """``params`` (name -> value) checked against ``constraints`` (name -> constraint), in the
+    table's order; returns name -> validated value. Every parameter must have an entry (a
+    missing one is a bug of the estimator, reported as such)."""
+    missing = [name for name in params if name not in constraints]
+    if missing:
+        raise TypeError(f"{owner}._parameter_constraints has no entry for {missing}")
+    return {name: constraint(params[name], name) for name, constraint in constraints.items()
+            if name in params}

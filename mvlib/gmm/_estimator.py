@@ -39,12 +39,11 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.base import DensityMixin
 
-from ..core.base import MixtureInferenceMixin, MomentEstimator
+from ..core.base import MOMENTS_CONSTRAINTS, MixtureInferenceMixin, MomentEstimator
 from ..core.moments import WhitenedTripleSum, whitened_triples
 from ..core.power import tensor_power_method
 from ..core.scale import (
     SketchedMoments,
-    check_moments,
     n_features_of,
     reduce_rows,
     require_two_passes,
@@ -54,9 +53,11 @@ from ..core.scale import (
 )
 from ..core.tensors import multilinear
 from ..core.validation import (
+    Integer,
+    Options,
+    RandomState,
     check_array,
     check_positive_int,
-    check_random_state,
     scale_exponent,
     scaled,
     unscale,
@@ -290,6 +291,15 @@ class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
     array([0.3, 0.3, 0.4])
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "covariance_type": Options(("spherical",), words=True),
+        "n_restarts": Integer(),
+        "n_iterations": Integer(),
+        "random_state": RandomState(),
+        **MOMENTS_CONSTRAINTS,
+    }
+
     def __init__(self, n_components, covariance_type="spherical", *, n_restarts=10,
                  n_iterations=100, random_state=None, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
@@ -307,11 +317,8 @@ class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
         active scheduler; the data stay on the workers), or, with ``moments="one-pass"``, a stream:
         an iterator of (n_b, n_features) chunks, read once (:func:`mvlib.core.scale.row_chunks`).
         """
-        k = check_positive_int(self.n_components, "n_components")
-        if self.covariance_type != "spherical":
-            raise ValueError(f"covariance_type must be 'spherical', got {self.covariance_type!r}")
-        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
-        rng = check_random_state(self.random_state)
+        p = self._validate_params()
+        k, moments, sketch_dim, rng = p.n_components, p.moments, p.sketch_dim, p.random_state
         if source_kind(X) == "memory":
             X = check_array(X, "X", ndim=2, min_rows=2)
             e = scale_exponent(X)

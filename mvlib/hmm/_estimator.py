@@ -12,12 +12,24 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.base import DensityMixin
 
-from ..core.base import MomentEstimator, renamed_parameter
+from ..core.base import MomentEstimator
 from ..core.moments import pairs as _pairs
 from ..core.moments import whitened_triples
 from ..core.observable import algorithm_b, check_gap_options, view_bases
 from ..core.tensors import multilinear
-from ..core.validation import check_positive_int, check_random_state, warn_user
+from ..core.validation import (
+    Boolean,
+    Integer,
+    Options,
+    RandomState,
+    Renamed,
+    Rule,
+    Unchecked,
+    check_positive_int,
+    check_random_state,
+    min_gap_rule,
+    warn_user,
+)
 from ..multiview import MultiViewMixture
 from ._algorithm import (
     _MAX_PAIR_ENTRIES,
@@ -267,6 +279,19 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
            [0.3, 0.7]])
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "random_state": RandomState(),
+        "method": Options(("tensor", "observable"), words=True),
+        "n_symbols": Unchecked("the symbols 0..n_symbols-1 of the data: checked in fit"),
+        "start": Options(("auto", "first", "stationary"), words=True),
+        "min_gap": Rule(min_gap_rule),
+        "max_retries": Integer(minimum=0),
+        "refine": Boolean(),
+        "n_states": Renamed("n_components"),
+        "startprob": Renamed("start", unset="auto"),
+    }
+
     def __init__(self, n_components=None, random_state=None, *, method="observable", n_symbols=None,
                  start="auto", min_gap=0.02, max_retries=20, refine=False, n_states="deprecated",
                  startprob="deprecated"):
@@ -287,16 +312,8 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         ``lengths`` (sequence lengths summing to n_samples, each ≥ 3) as in hmmlearn; None
         means one sequence.
         """
-        k = check_positive_int(renamed_parameter(self, "n_components", "n_states"), "n_components")
-        start = renamed_parameter(self, "start", "startprob", unset="auto")
-        check_gap_options(self.min_gap, self.max_retries)
-        if not isinstance(self.method, str) or self.method not in ("tensor", "observable"):
-            raise ValueError(f"method must be 'tensor' or 'observable', got {self.method!r}")
-        if not isinstance(start, str) or start not in ("auto", "first", "stationary"):
-            raise ValueError(f"start must be 'auto', 'first' or 'stationary', got {start!r}")
-        if not isinstance(self.refine, (bool, np.bool_)):
-            raise TypeError(f"refine must be a bool, got {type(self.refine).__name__}")
-        rng = check_random_state(self.random_state)
+        p = self._validate_params()
+        k, start, rng = p.n_components, p.start, p.random_state
         x, lengths, d = check_symbol_sequences(X, lengths, self.n_symbols, min_length=3)
         if self.refine and d > REFINE_MAX_SYMBOLS:
             raise ValueError(f"refine=True forms the d×d×d window counts; n_symbols={d} exceeds "

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import DensityMixin
 
-from ..core.base import MomentEstimator, renamed_parameter
-from ..core.validation import check_positive_int, check_random_state, warn_user
+from ..core.base import MomentEstimator
+from ..core.validation import Integer, Options, RandomState, Renamed, Rule, Unchecked, warn_user
 from ._algorithm import FIRST_MIN_SEQUENCES, check_symbol_sequences
 from ._estimator import _SymbolSequences
 from ._observable import oo_log_likelihood, oo_operators_from_sequences, oo_start_state
@@ -19,6 +19,13 @@ from ._observable import oo_log_likelihood, oo_operators_from_sequences, oo_star
 __all__ = ["ObservableOperatorHMM"]
 
 #: with at least this many sequences, start="auto" takes the law of the first symbols
+
+
+def _check_floor(value, name):
+    """The floor of a predicted probability: a number in (0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < 1:
+        raise ValueError(f"{name}={value!r} must be a number in (0, 1)")
+    return float(value)
 
 
 class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
@@ -114,6 +121,15 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
     -1.06 -1.06
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "random_state": RandomState(),
+        "n_symbols": Unchecked("the symbols 0..n_symbols-1 of the data: checked in fit"),
+        "start": Options(("auto", "first", "windows"), words=True),
+        "floor": Rule(_check_floor),
+        "n_states": Renamed("n_components"),
+    }
+
     def __init__(self, n_components=None, random_state=None, *, n_symbols=None, start="auto", floor=1e-3,
                  n_states="deprecated"):
         self.n_components = n_components
@@ -123,23 +139,13 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         self.floor = floor
         self.n_states = n_states
 
-    def _check_floor(self):
-        f = self.floor
-        if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
-            raise ValueError(f"floor={f!r} must be a number in (0, 1)")
-        return float(f)
-
     def fit(self, X, lengths=None):
         """Estimate the operators from symbol sequences ``X`` (n_samples, 1); returns ``self``.
 
         ``lengths`` as in hmmlearn (None: one sequence). Sequences shorter than 3 hold no
         window of three: they are skipped, with one ``RuntimeWarning`` giving their number.
         """
-        k = check_positive_int(renamed_parameter(self, "n_components", "n_states"), "n_components")
-        check_random_state(self.random_state)
-        if not isinstance(self.start, str) or self.start not in ("auto", "first", "windows"):
-            raise ValueError(f"start must be 'auto', 'first' or 'windows', got {self.start!r}")
-        self._check_floor()
+        k = self._validate_params().n_components
         x, lengths, d = check_symbol_sequences(X, lengths, self.n_symbols)
         keep = lengths >= 3
         n_skipped = int(np.sum(~keep))
@@ -174,7 +180,7 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
 
     def _log_likelihoods(self, X, lengths):
         self._check_fitted("operators_")
-        floor = self._check_floor()
+        floor = _check_floor(self.floor, "floor")
         x, lengths, _ = check_symbol_sequences(X, lengths, self.n_symbols_)
         ll, n_floor, n_obs, n_values = oo_log_likelihood(self.b1_, self.binf_, self.operators_,
                                                          x[:, None], lengths, floor=floor)

@@ -299,8 +299,8 @@ def _sphere(rng, n, k):
 
 
 #: the deflation schemes and start selections of :func:`fourth_order_power_method`
-_DEFLATIONS = ("subtract", "orthogonal")
-_SELECTIONS = ("value", "significance")
+DEFLATIONS = ("subtract", "orthogonal")
+SELECTIONS = ("value", "significance")
 
 
 def fourth_order_power_method(K, rank, *, n_restarts: int = 10, n_iterations: int = 100,
@@ -385,10 +385,10 @@ def fourth_order_power_method(K, rank, *, n_restarts: int = 10, n_iterations: in
     n_restarts = check_positive_int(n_restarts, "n_restarts")
     n_iterations = check_positive_int(n_iterations, "n_iterations")
     tol = check_tol(tol)
-    if not isinstance(deflation, str) or deflation not in _DEFLATIONS:
-        raise ValueError(f"deflation must be one of {_DEFLATIONS}, got {deflation!r}")
-    if not isinstance(selection, str) or selection not in _SELECTIONS:
-        raise ValueError(f"selection must be one of {_SELECTIONS}, got {selection!r}")
+    if not isinstance(deflation, str) or deflation not in DEFLATIONS:
+        raise ValueError(f"deflation must be one of {DEFLATIONS}, got {deflation!r}")
+    if not isinstance(selection, str) or selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if selection == "significance" and not isinstance(K, FourthCumulantOperator):
         raise ValueError("selection='significance' needs the data: pass K as a FourthCumulantOperator, "
                          "not an explicit tensor")

@@ -18,10 +18,12 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ..core.base import MomentEstimator
 from ..core.validation import (
+    Integer,
+    Options,
+    OrNone,
+    RandomState,
     IllConditionedWarning,
     check_array,
-    check_positive_int,
-    check_random_state,
     check_rank,
     scale_exponent,
     scaled,
@@ -29,7 +31,7 @@ from ..core.validation import (
     warn_user,
 )
 from ..core.whitening import dewhiten, whitening_matrix
-from ._algorithm import FourthCumulantOperator, fourth_order_power_method, sample_kurtosis
+from ._algorithm import DEFLATIONS, SELECTIONS, FourthCumulantOperator, fourth_order_power_method, sample_kurtosis
 
 __all__ = ["TensorICA"]
 
@@ -137,6 +139,15 @@ class TensorICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimat
     True
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "n_restarts": OrNone(Integer()),
+        "n_iterations": Integer(),
+        "deflation": Options(DEFLATIONS),
+        "selection": Options(SELECTIONS),
+        "random_state": RandomState(),
+    }
+
     def __init__(self, n_components, *, n_restarts=None, n_iterations=100, deflation="orthogonal",
                  selection="significance", random_state=None):
         self.n_components = n_components
@@ -148,11 +159,9 @@ class TensorICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimat
 
     def fit(self, X, y=None):
         """Estimate the mixing from X (n_samples, n_features); returns ``self``."""
-        k = check_positive_int(self.n_components, "n_components")
-        n_restarts = (max(10, 2 * k) if self.n_restarts is None
-                      else check_positive_int(self.n_restarts, "n_restarts"))
-        n_iterations = check_positive_int(self.n_iterations, "n_iterations")
-        rng = check_random_state(self.random_state)
+        p = self._validate_params()
+        k, n_iterations, rng = p.n_components, p.n_iterations, p.random_state
+        n_restarts = max(10, 2 * k) if p.n_restarts is None else p.n_restarts
         X = check_array(X, "X", ndim=2, min_rows=2)
         n, d = X.shape
         k = check_rank(k, "n_components", d, "n_features")

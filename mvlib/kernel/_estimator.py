@@ -19,10 +19,14 @@ import scipy.linalg as sla
 
 from ..core.base import TINY, ProductMixture, clip_weights
 from ..core.validation import (
+    Boolean,
+    Integer,
+    Options,
+    OrNone,
+    RandomState,
+    Rule,
     check_alpha0,
     check_bandwidth,
-    check_positive_int,
-    check_random_state,
     check_views,
     column_if_vector,
     warn_user,
@@ -52,6 +56,23 @@ FEATURE_BYTES = 256 * 2**20
 #: rows per chunk of the streamed features
 STREAM_CHUNK = 50_000
 _KERNELS = ("rbf", "delta")
+
+
+def _check_view_bandwidths(value, name):
+    """'cv', a positive float, or a list of three of them (one per view)."""
+    if isinstance(value, str):
+        if value != "cv":
+            raise ValueError(f"{name} must be 'cv', a positive float or a list of 3, got {value!r}")
+        return value
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != 3:
+            raise ValueError(f"{name} must hold one value per view (3), got {len(value)}")
+        return [b if isinstance(b, str) and b == "cv" else check_bandwidth(b, name) for b in value]
+    return check_bandwidth(value, name)
+
+
+def _check_optional_alpha0(value):
+    return check_alpha0(value, allow_none=True)
 
 
 class KernelSpectral(ProductMixture):
@@ -219,6 +240,17 @@ class KernelSpectral(ProductMixture):
     (50, 2)
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "bandwidth": Rule(_check_view_bandwidths),
+        "rank": OrNone(Integer()),
+        "random_state": RandomState(),
+        "kernel": Options(_KERNELS),
+        "symmetric": Boolean(),
+        "n_restarts": Integer(),
+        "alpha0": Rule(_check_optional_alpha0, takes_name=False),
+    }
+
     def __init__(self, n_components, bandwidth="cv", rank=None, random_state=None, *,
                  kernel="rbf", symmetric=True, n_restarts=20, alpha0=None):
         self.n_components = n_components
@@ -232,30 +264,13 @@ class KernelSpectral(ProductMixture):
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):
-        k = check_positive_int(self.n_components, "n_components")
-        if not isinstance(self.kernel, str) or self.kernel not in _KERNELS:
-            raise ValueError(f"kernel must be one of {_KERNELS}, got {self.kernel!r}")
-        if self.rank is not None:
-            check_positive_int(self.rank, "rank")
-        if not isinstance(self.symmetric, (bool, np.bool_)):
-            raise TypeError(f"symmetric must be a bool, got {type(self.symmetric).__name__}")
-        check_positive_int(self.n_restarts, "n_restarts")
-        alpha0 = check_alpha0(self.alpha0, allow_none=True)
-        if alpha0 is not None and not self.symmetric:
+        """The validated hyper-parameters: (k, one bandwidth or 'cv' per view, rng, alpha0)."""
+        p = self._validate_params()
+        if p.alpha0 is not None and not p.symmetric:
             raise ValueError("alpha0 needs symmetric=True: the observations of a group are exchangeable "
                              "(one conditional law p(x|h))")
-        bw = self.bandwidth
-        if isinstance(bw, str):
-            if bw != "cv":
-                raise ValueError(f"bandwidth must be 'cv', a positive float or a list of 3, got {bw!r}")
-            bws = ["cv"] * 3
-        elif isinstance(bw, (list, tuple, np.ndarray)):
-            if len(bw) != 3:
-                raise ValueError(f"bandwidth must hold one value per view (3), got {len(bw)}")
-            bws = [b if isinstance(b, str) and b == "cv" else check_bandwidth(b) for b in bw]
-        else:
-            bws = [check_bandwidth(bw)] * 3
-        return k, bws, check_random_state(self.random_state), alpha0
+        bws = p.bandwidth if isinstance(p.bandwidth, list) else [p.bandwidth] * 3
+        return p.n_components, bws, p.random_state, p.alpha0
 
     def _views(self, views, min_rows):
         if isinstance(views, (list, tuple)):

@@ -4,9 +4,18 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..core.base import ProductMixture, clip_to_simplex
-from ..core.validation import check_positive_int, check_random_state, check_views
+from ..core.base import SPECTRAL_CONSTRAINTS, ProductMixture, clip_to_simplex
+from ..core.validation import Integer, RandomState, Rule, check_positive_int, check_views
 from ..multiview import MultiViewMixture
+
+
+def _check_n_bins(value, name):
+    """'auto' or an int >= 2."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be an int >= 2 or 'auto', got {value!r}")
+        return value
+    return check_positive_int(value, name, minimum=2)
 
 
 class HistogramSpectral(ProductMixture):
@@ -71,6 +80,14 @@ class HistogramSpectral(ProductMixture):
     (50, 2)
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "n_bins": Rule(_check_n_bins),
+        "method": SPECTRAL_CONSTRAINTS["method"],
+        "random_state": RandomState(),
+        "max_cells": Integer(minimum=2),
+    }
+
     def __init__(self, n_components, n_bins="auto", method="observable", random_state=None, *,
                  max_cells=4096):
         self.n_components = n_components
@@ -80,12 +97,11 @@ class HistogramSpectral(ProductMixture):
         self.max_cells = max_cells
 
     def _bins_for(self, m, d, k):
-        if isinstance(self.n_bins, str):
-            if self.n_bins != "auto":
-                raise ValueError(f"n_bins must be an int >= 2 or 'auto', got {self.n_bins!r}")
+        n_bins = _check_n_bins(self.n_bins, "n_bins")
+        if isinstance(n_bins, str):   # "auto"
             target = 2.0 * m ** (1.0 / 3.0)
             return max(k + 1, int(np.ceil(target))) if d == 1 else max(2, int(np.ceil(target ** (1.0 / d))))
-        return check_positive_int(self.n_bins, "n_bins", minimum=2)
+        return n_bins
 
     def _cells(self, X, view):
         """Cell index of every row of X in view ``view`` (-1 outside the grid), (n,)."""
@@ -103,9 +119,8 @@ class HistogramSpectral(ProductMixture):
 
     def fit(self, views, y=None):
         """Bin ``views = [X1, X2, X3]`` and fit the discrete three-view mixture; returns ``self``."""
-        k = check_positive_int(self.n_components, "n_components")
-        max_cells = check_positive_int(self.max_cells, "max_cells", minimum=2)
-        rng = check_random_state(self.random_state)
+        p = self._validate_params()
+        k, max_cells, rng = p.n_components, p.max_cells, p.random_state
         views = check_views(views, n_views=3, min_rows=2, allow_sparse=False)
         m = views[0].shape[0]
         self.n_features_in_ = [X.shape[1] for X in views]

@@ -1,13 +1,20 @@
 """NonparametricEM (split from the former baselines module)."""
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from scipy.special import logsumexp
 
 from ..core.base import TINY, ProductMixture
-from ..core.validation import check_positive_int, check_random_state, check_views, scale_exponent, scaled
+from ..core.validation import (
+    Integer,
+    NonNegativeFloat,
+    RandomState,
+    Rule,
+    check_views,
+    scale_exponent,
+    scaled,
+)
 from ._algorithm import _check_bandwidths, rbf_kernel, silverman_bandwidth
 
 
@@ -85,6 +92,16 @@ class NonparametricEM(ProductMixture):
     (50, 2)
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "bandwidth": Rule(_check_bandwidths),
+        "max_iter": Integer(),
+        "tol": NonNegativeFloat(),
+        "n_init": Integer(),
+        "random_state": RandomState(),
+        "max_gram_entries": Integer(),
+    }
+
     def __init__(self, n_components, bandwidth="silverman", *, max_iter=200, tol=1e-6, n_init=1,
                  random_state=None, max_gram_entries=2 ** 25):
         self.n_components = n_components
@@ -109,12 +126,8 @@ class NonparametricEM(ProductMixture):
         """Run npEM on ``views = [X1, X2, X3]`` (each (m, d_v), same rows); returns ``self``."""
         from sklearn.cluster import KMeans
 
-        k = check_positive_int(self.n_components, "n_components")
-        max_iter = check_positive_int(self.max_iter, "max_iter")
-        n_init = check_positive_int(self.n_init, "n_init")
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
-            raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
-        rng = check_random_state(self.random_state)
+        p = self._validate_params()
+        k, max_iter, n_init, rng = p.n_components, p.max_iter, p.n_init, p.random_state
         views = check_views(views, n_views=None, min_rows=2, allow_sparse=False)
         m = views[0].shape[0]
         if k > m:

@@ -10,12 +10,11 @@ import numpy as np
 from scipy.special import digamma
 from sklearn.base import TransformerMixin
 
-from ..core.base import CLIP_WARN, LOG_FLOOR, CountDataMixin, MomentEstimator, clip_to_simplex
+from ..core.base import CLIP_WARN, LOG_FLOOR, MOMENTS_CONSTRAINTS, CountDataMixin, MomentEstimator, clip_to_simplex
 from ..core.moments import SymmetricOperator
 from ..core.scale import (
     SketchedCountMoments,
     SourceCountPairs,
-    check_moments,
     count_documents,
     n_features_of,
     reduce_rows,
@@ -24,7 +23,14 @@ from ..core.scale import (
     source_kind,
 )
 from ..core.tensors import multilinear
-from ..core.validation import check_alpha0, check_counts, check_positive_int, check_random_state, warn_user
+from ..core.validation import (
+    Integer,
+    RandomState,
+    Rule,
+    check_alpha0,
+    check_counts,
+    warn_user,
+)
 from ._moments import (
     LDASecondMoment,
     dirichlet_corrected_third,
@@ -120,6 +126,9 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
     (2, 3)
     """
 
+    _parameter_constraints = {"n_components": Integer(), "alpha0": Rule(check_alpha0, takes_name=False),
+                              "random_state": RandomState(), **MOMENTS_CONSTRAINTS}
+
     def __init__(self, n_components, alpha0=1.0, *, random_state=None, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
         self.alpha0 = alpha0
@@ -133,10 +142,8 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
         ``X`` is CSR/sparse or dense non-negative integer counts; documents with fewer than 3
         words are skipped with a warning giving their number. ``y`` is ignored.
         """
-        k = check_positive_int(self.n_components, "n_components")
-        alpha0 = check_alpha0(self.alpha0)
-        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
-        rng = check_random_state(self.random_state)
+        p = self._validate_params()
+        k, alpha0, rng, moments, sketch_dim = p.n_components, p.alpha0, p.random_state, p.moments, p.sketch_dim
         kind = source_kind(X)
         if kind == "memory":
             X, _lengths, n_skipped = drop_short_documents(X, 3, "X")

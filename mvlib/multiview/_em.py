@@ -1,14 +1,20 @@
 """ProductMixtureEM (split from the former baselines module)."""
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
 from sklearn.base import DensityMixin
 
 from ..core.base import TINY, MixtureInferenceMixin, MomentEstimator, ViewsInputMixin
-from ..core.validation import check_matrix, check_positive_int, check_random_state, check_views
+from ..core.validation import (
+    Integer,
+    PositiveFloat,
+    RandomState,
+    Unchecked,
+    check_matrix,
+    check_views,
+)
 from ._estimator import MultiViewMixture
 
 _VIEW_KINDS = ("gaussian", "poisson", "bernoulli")
@@ -92,6 +98,17 @@ class ProductMixtureEM(ViewsInputMixin, MixtureInferenceMixin, DensityMixin, Mom
     array([0.4, 0.6])
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "kinds": Unchecked("one kind per view: checked against the views in fit"),
+        "init": Unchecked("'random', 'spectral' or parameters of the data's shapes: checked in fit"),
+        "n_init": Integer(),
+        "max_iter": Integer(),
+        "tol": PositiveFloat(),
+        "var_floor": PositiveFloat(),
+        "random_state": RandomState(),
+    }
+
     def __init__(self, n_components, kinds=("gaussian", "poisson", "bernoulli"), *, init="random",
                  n_init=1, max_iter=200, tol=1e-6, var_floor=1e-6, random_state=None):
         self.n_components = n_components
@@ -104,18 +121,11 @@ class ProductMixtureEM(ViewsInputMixin, MixtureInferenceMixin, DensityMixin, Mom
         self.random_state = random_state
 
     # ---------------------------------------------------------------- helpers
-    def _check_params(self, n_views):
-        k = check_positive_int(self.n_components, "n_components")
+    def _check_kinds(self, n_views):
         kinds = tuple(self.kinds) if isinstance(self.kinds, (list, tuple)) else None
         if kinds is None or len(kinds) != n_views or any(c not in _VIEW_KINDS for c in kinds):
             raise ValueError(f"kinds must list one of {_VIEW_KINDS} per view ({n_views} views), got {self.kinds!r}")
-        check_positive_int(self.n_init, "n_init")
-        check_positive_int(self.max_iter, "max_iter")
-        for name in ("tol", "var_floor"):
-            val = getattr(self, name)
-            if isinstance(val, bool) or not isinstance(val, numbers.Real) or not val > 0:
-                raise ValueError(f"{name}={val!r} must be a positive number")
-        return k, kinds, check_random_state(self.random_state)
+        return kinds
 
     @staticmethod
     def _check_data(Xs, kinds):
@@ -204,7 +214,9 @@ class ProductMixtureEM(ViewsInputMixin, MixtureInferenceMixin, DensityMixin, Mom
     def fit(self, views, y=None):
         """Fit by EM to ``views`` = [X1, ..., XV] (dense arrays sharing their rows); returns ``self``."""
         Xs = [np.asarray(X, dtype=float) for X in check_views(views, n_views=None, allow_sparse=False)]
-        k, kinds, rng = self._check_params(len(Xs))
+        p = self._validate_params()
+        k, rng = p.n_components, p.random_state
+        kinds = self._check_kinds(len(Xs))
         self._check_data(Xs, kinds)
         for v, (X, kind) in enumerate(zip(Xs, kinds), start=1):
             if kind == "gaussian" and np.max(np.abs(X)) >= 2.0 ** 500:

@@ -14,14 +14,13 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ..core.base import MomentEstimator, clip_weights, power_decomposition, rademacher_signs, warn_noise_level
+from ..core.base import MOMENTS_CONSTRAINTS, SPECTRAL_CONSTRAINTS, MomentEstimator, clip_weights, power_decomposition, rademacher_signs, warn_noise_level
 from ..core.moments import pairs as _pairs
 from ..core.moments import triple_product, whitened_triples
 from ..core.observable import algorithm_b, mixture_weights, view_bases
 from ..core.scale import (
     SketchedViewMoments,
     Sums,
-    check_moments,
     n_features_of,
     rademacher_slice,
     reduce_rows,
@@ -118,6 +117,8 @@ class MultiViewMixture(MomentEstimator):
     True
     """
 
+    _parameter_constraints = {**SPECTRAL_CONSTRAINTS, **MOMENTS_CONSTRAINTS}
+
     def __init__(self, n_components, method="observable", random_state=None, *,
                  min_gap=0.02, max_retries=20, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
@@ -142,8 +143,8 @@ class MultiViewMixture(MomentEstimator):
         Dask reductions; the data stay on the workers), or, with ``moments="one-pass"``, a stream:
         an iterator of ``(X1_chunk, X2_chunk, X3_chunk)``, read once. ``y`` is ignored.
         """
-        k, rng = self._check_common()
-        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
+        p = self._validate_params()
+        k, rng, moments, sketch_dim = p.n_components, p.random_state, p.moments, p.sketch_dim
         if moments == "one-pass" and self.method != "tensor":
             raise ValueError("moments='one-pass' needs method='tensor': Algorithm B's weights and bases use "
                              "the exact singular vectors of the pairs matrices, which one pass cannot give")

@@ -49,9 +49,13 @@ from tensorly.cp_tensor import CPTensor
 from ..core.base import MomentEstimator
 from ..core.power import blas_limit, random_sphere
 from ..core.validation import (
+    Integer,
+    NonNegativeFloat,
+    Options,
+    OrNone,
+    RandomState,
+    Rule,
     check_array,
-    check_positive_int,
-    check_random_state,
     scale_exponent,
     scaled,
     unscale,
@@ -71,12 +75,23 @@ from ._algorithm import (
     _resolve_symmetric,
     _value,
     als_refine,
-    check_tol,
 )
 
 __all__ = ["OvercompleteTensorDecomposition"]
 
 _INITS = ("svd", "labels", "random")
+
+
+def _check_true_false(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _check_symmetric(value, name):
+    if not (isinstance(value, str) and value == "auto" or isinstance(value, (bool, np.bool_))):
+        raise TypeError(f"{name} must be True, False or 'auto', got {value!r}")
+    return value
 
 
 class OvercompleteTensorDecomposition(MomentEstimator):
@@ -167,6 +182,20 @@ class OvercompleteTensorDecomposition(MomentEstimator):
     array([1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1.])
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "init": Options(_INITS, words=True),
+        "n_restarts": OrNone(Integer()),
+        "n_iterations": OrNone(Integer(minimum=0)),
+        "refine": Rule(_check_true_false),
+        "random_state": RandomState(),
+        "epsilon": Rule(_check_epsilon, takes_name=False),
+        "tol": NonNegativeFloat(),
+        "n_als_iterations": Integer(minimum=0),
+        "max_rounds": Integer(),
+        "symmetric": Rule(_check_symmetric),
+    }
+
     def __init__(self, n_components, init="svd", n_restarts=None, n_iterations=None, refine=True,
                  random_state=None, *, epsilon=1.4, tol=1e-10, n_als_iterations=100, max_rounds=5,
                  symmetric="auto"):
@@ -195,7 +224,7 @@ class OvercompleteTensorDecomposition(MomentEstimator):
         ``init_vectors`` (d, k) — or a list of three (d, k) arrays (a, b, c) — are the
         starts for ``init="labels"`` (e.g. :func:`mvlib.labelled_initialization`).
         """
-        params = self._check_params()
+        params = self._params()
         op = _as_operator(T)
         e = op.exponent if isinstance(op, _DenseTensor) else 0   # T of extreme scale: op holds T / 2**e
         return self._fit(op, params, init_vectors)._unscale_weights(e, "T")
@@ -213,7 +242,7 @@ class OvercompleteTensorDecomposition(MomentEstimator):
         costs O(d³). ``"auto"`` forms it only when that is cheaper, n > d², and small,
         d³ ≤ 2²⁴ entries; ``materialized_`` records the choice. Returns ``self``.
         """
-        params = self._check_params()
+        params = self._params()
         X = check_array(X, "X", ndim=2, min_rows=2)  # a moment from one sample estimates nothing
         e = scale_exponent(X)
         if e != 0:   # extreme scale: the moment of X / 2**e (exact); weights scale back by 2**(3e)
@@ -239,25 +268,12 @@ class OvercompleteTensorDecomposition(MomentEstimator):
         return self
 
     # ------------------------------------------------------------------ checks
-    def _check_params(self):
-        k = check_positive_int(self.n_components, "n_components")
-        if not isinstance(self.init, str) or self.init not in _INITS:
-            raise ValueError(f"init must be one of {', '.join(map(repr, _INITS))}, got {self.init!r}")
-        L = None if self.n_restarts is None else check_positive_int(self.n_restarts, "n_restarts")
-        if self.n_iterations is None:
-            N = 2 if self.init == "labels" else 10
-        else:
-            N = check_positive_int(self.n_iterations, "n_iterations", minimum=0)
-        if not isinstance(self.refine, (bool, np.bool_)):
-            raise TypeError(f"refine must be True or False, got {self.refine!r}")
-        rng = check_random_state(self.random_state)
-        eps = _check_epsilon(self.epsilon)
-        tol = check_tol(self.tol)
-        n_als = check_positive_int(self.n_als_iterations, "n_als_iterations", minimum=0)
-        rounds = check_positive_int(self.max_rounds, "max_rounds")
-        if not (self.symmetric == "auto" or isinstance(self.symmetric, (bool, np.bool_))):
-            raise TypeError(f"symmetric must be True, False or 'auto', got {self.symmetric!r}")
-        return dict(k=k, L=L, N=N, rng=rng, eps=eps, tol=tol, n_als=n_als, rounds=rounds)
+    def _params(self):
+        """The validated hyper-parameters, under the names ``_fit`` uses."""
+        p = self._validate_params()
+        N = (2 if p.init == "labels" else 10) if p.n_iterations is None else p.n_iterations
+        return dict(k=p.n_components, L=p.n_restarts, N=N, rng=p.random_state, eps=p.epsilon, tol=p.tol,
+                    n_als=p.n_als_iterations, rounds=p.max_rounds)
 
     def _check_rank(self, k, d, symmetric):
         # generic rank of d×d×d tensors (Alexander–Hirschowitz for symmetric ones):

@@ -1,7 +1,6 @@
 """UnigramMixtureEM (split from the former baselines module)."""
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -9,7 +8,14 @@ from scipy.special import logsumexp
 from sklearn.base import DensityMixin
 
 from ..core.base import LOG_FLOOR, CountDataMixin, MixtureInferenceMixin, MomentEstimator
-from ..core.validation import check_counts, check_matrix, check_positive_int, check_random_state
+from ..core.validation import (
+    Integer,
+    NonNegativeFloat,
+    RandomState,
+    Unchecked,
+    check_counts,
+    check_matrix,
+)
 from ._estimator import SpectralTopicModel
 
 
@@ -92,6 +98,16 @@ class UnigramMixtureEM(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mome
     True
     """
 
+    _parameter_constraints = {
+        "n_components": Integer(),
+        "init": Unchecked("'random', 'spectral' or an array of the data's shape: checked in fit"),
+        "n_init": Integer(),
+        "max_iter": Integer(),
+        "tol": NonNegativeFloat(),
+        "smoothing": NonNegativeFloat(),
+        "random_state": RandomState(),
+    }
+
     def __init__(self, n_components, init="random", *, n_init=5, max_iter=1000, tol=1e-7,
                  smoothing=1.0, random_state=None):
         self.n_components = n_components
@@ -102,16 +118,6 @@ class UnigramMixtureEM(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mome
         self.smoothing = smoothing
         self.random_state = random_state
 
-    def _check_params(self):
-        k = check_positive_int(self.n_components, "n_components")
-        check_positive_int(self.n_init, "n_init")
-        check_positive_int(self.max_iter, "max_iter")
-        if not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
-        if not (isinstance(self.smoothing, numbers.Real) and np.isfinite(self.smoothing)
-                and self.smoothing >= 0):
-            raise ValueError(f"smoothing must be a finite non-negative number, got {self.smoothing!r}")
-        return k, check_random_state(self.random_state)
 
     def _m_step(self, X, R):
         s = float(self.smoothing)
@@ -153,7 +159,8 @@ class UnigramMixtureEM(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mome
 
     def fit(self, X, y=None):
         """Fit by EM to counts ``X`` (n_docs, n_words), dense or sparse; returns ``self``."""
-        k, rng = self._check_params()
+        p = self._validate_params()
+        k, rng = p.n_components, p.random_state
         X, lengths = check_counts(X, "X", min_length=0, min_rows=2)
         n, d = X.shape
         if not lengths.sum() > 0:

@@ -16,6 +16,8 @@ import scipy.sparse.linalg as spla
 from sklearn.base import DensityMixin
 
 from ..core.base import (
+    MOMENTS_CONSTRAINTS,
+    SPECTRAL_CONSTRAINTS,
     CLIP_WARN,
     LOG_FLOOR,
     CountDataMixin,
@@ -32,7 +34,6 @@ from ..core.observable import algorithm_a, algorithm_b, fix_signs
 from ..core.scale import (
     SketchedCountMoments,
     SourceCountPairs,
-    check_moments,
     count_documents,
     n_features_of,
     reduce_rows,
@@ -42,7 +43,7 @@ from ..core.scale import (
     source_kind,
 )
 from ..core.tensors import multilinear
-from ..core.validation import check_counts, check_identifiable_rank, warn_user
+from ..core.validation import Options, check_counts, check_identifiable_rank, warn_user
 from ..core.whitening import dewhiten, whitening_matrix
 
 __all__ = ["SpectralTopicModel"]
@@ -188,6 +189,9 @@ class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mo
     array([0.2, 0.3, 0.5])
     """
 
+    _parameter_constraints = {**SPECTRAL_CONSTRAINTS, "variant": Options(("A", "B"), words=True),
+                              **MOMENTS_CONSTRAINTS}
+
     def __init__(self, n_components, method="observable", random_state=None, *,
                  variant="B", min_gap=0.02, max_retries=20, moments="two-pass", sketch_dim=None):
         self.n_components = n_components
@@ -208,10 +212,8 @@ class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mo
         with ``moments="one-pass"``, a stream (an iterator of count chunks, read once).
         ``y`` is ignored.
         """
-        k, rng = self._check_common()
-        if self.variant not in ("A", "B"):
-            raise ValueError(f"variant must be 'A' or 'B', got {self.variant!r}")
-        moments, sketch_dim = check_moments(self.moments, self.sketch_dim)
+        p = self._validate_params()
+        k, rng, moments, sketch_dim = p.n_components, p.random_state, p.moments, p.sketch_dim
         if moments == "one-pass" and self.method != "tensor":
             raise ValueError("moments='one-pass' needs method='tensor': the observable operators use the "
                              "exact top-k eigenvectors of Pairs in the words' space, which one pass cannot give")

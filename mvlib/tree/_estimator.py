@@ -6,7 +6,6 @@ sample. See :doc:`/chapters/08_latent_trees`.
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import scipy.linalg as sla
@@ -16,6 +15,12 @@ from tensorly.tt_tensor import TTTensor
 
 from ..core.base import MomentEstimator
 from ..core.validation import (
+    NonNegativeFloat,
+    Options,
+    OrNone,
+    PositiveFloat,
+    Rule,
+    Unchecked,
     IllConditionedWarning,
     check_array,
     check_bandwidth,
@@ -31,6 +36,12 @@ from ._latent_tree import LatentTree, TreeTensorNetwork, _edge_ranks_arg
 from ._tensor_train import _check_ranks
 
 __all__ = ["LatentTreeEmbedding"]
+
+
+def _check_tree(value, name):
+    if not isinstance(value, LatentTree):
+        raise TypeError(f"{name} must be a mvlib.tree.LatentTree or None, got {type(value).__name__}")
+    return value
 
 
 class LatentTreeEmbedding(DensityMixin, MomentEstimator):
@@ -135,6 +146,15 @@ class LatentTreeEmbedding(DensityMixin, MomentEstimator):
     0.29 0.40
     """
 
+    _parameter_constraints = {
+        "ranks": Unchecked("one rank per edge of the tree: checked against the data in fit"),
+        "kernel": Options(("rbf", "delta"), words=True),
+        "bandwidth": Unchecked("'silverman', or one value per variable: checked against the data in fit"),
+        "jitter": NonNegativeFloat(),
+        "density_floor": PositiveFloat(),
+        "tree": OrNone(Rule(_check_tree)),
+    }
+
     def __init__(self, ranks, kernel: str = "rbf", bandwidth=1.0, *, jitter: float = 1e-10,
                  density_floor: float = 1e-12, tree=None):
         self.ranks = ranks
@@ -165,19 +185,11 @@ class LatentTreeEmbedding(DensityMixin, MomentEstimator):
         return views
 
     def _check_params(self, views):
-        if self.kernel not in ("rbf", "delta"):
-            raise ValueError(f"kernel must be 'rbf' or 'delta', got {self.kernel!r}")
-        for nm in ("jitter", "density_floor"):
-            v = getattr(self, nm)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
-                raise ValueError(f"{nm} must be a finite number >= 0, got {v!r}")
-        if not self.density_floor > 0:
-            raise ValueError(f"density_floor must be positive, got {self.density_floor!r}")
+        """(ranks per edge, bandwidths per variable or None): the table's checks, then those that
+        need the data (one rank per edge of the tree, one bandwidth per variable)."""
+        self._validate_params()
         d = len(views)
         if self.tree is not None:
-            if not isinstance(self.tree, LatentTree):
-                raise TypeError(f"tree must be a mvlib.tree.LatentTree or None, got "
-                                f"{type(self.tree).__name__}")
             if self.tree.n_leaves != d:
                 raise ValueError(f"tree has {self.tree.n_leaves} leaves but X holds {d} variables "
                                  "(one leaf per variable)")

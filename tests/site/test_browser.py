@@ -15,9 +15,12 @@ a machine without network. For each page we assert that
 A screenshot of each page's first screen is saved under ``_build/screenshots/``.
 
 Accessibility: axe-core (4.12.1, bundled by the pinned ``axe-playwright-python``; nothing is
-downloaded) runs on every page in the light and the dark colour mode, with its default rules
-and the experimental ``label-content-name-mismatch`` switched on; no critical or serious
-violation may remain. axe accepts any alt text, a file name included, so a separate check
+downloaded) runs on every page in the light colour mode with its default rules and the
+experimental ``label-content-name-mismatch`` switched on, and in the dark mode (which changes
+colours, not the page) with the rules that depend on colour, on pages that together hold every
+kind of element the theme colours differently; no critical or serious violation may remain.
+Each (page, mode) is loaded once, and the render checks and axe both read that load. axe
+accepts any alt text, a file name included, so a separate check
 requires every figure's image to carry alt text that begins with the first sentence of the
 figure's caption (``_ext/a11y.py`` gives notebook figures that alt text).
 Chromium is Debian's (``/usr/bin/chromium``; ``make test`` installs it), driven
@@ -123,57 +126,41 @@ _JS_BROKEN_IMAGES = """() => Array.from(document.images)
 _JS_LINKS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"""
 
 
-@pytest.mark.parametrize("page_path", _pages() or ["<no site built>"])
-def test_page_renders(page_path, server, browser):
-    if page_path == "<no site built>":
-        pytest.skip("no built site: run `make book` first")
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    outside = []
-
-    def route(r):
-        if urllib.parse.urlsplit(r.request.url).hostname in ("127.0.0.1", "localhost", None) \
-                or r.request.url.startswith("data:"):
-            r.continue_()
-        else:  # the network is "unavailable": record and refuse
-            outside.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    errors = []
-    page.on("pageerror", lambda exc: str(exc) in KNOWN_JS_ERRORS or errors.append(str(exc)))
-    url = server + page_path
-    page.goto(url, wait_until="load")
-
-    has_math = page.evaluate("() => document.querySelectorAll('.math').length") > 0
-    if has_math:
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
-        page.evaluate("() => MathJax.startup.promise")
-        assert page.evaluate("() => document.querySelectorAll('mjx-container').length") > 0, \
-            "math on the page was not typeset by MathJax"
+def _render_problems(page, page_path, server):
+    """What is wrong with the loaded page ``page_path`` (MathJax finished typesetting already)."""
+    problems = []
+    if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
+        if page.evaluate("() => document.querySelectorAll('mjx-container').length") == 0:
+            problems.append("math on the page was not typeset by MathJax")
         # parse errors become <mjx-merror>; undefined macros (MathJax's noundefined
         # extension) become red <mtext> in the assistive MathML: both are errors
         merrors = page.evaluate(
             "() => Array.from(document.querySelectorAll('mjx-merror, mjx-assistive-mml [mathcolor=\"red\"]'))"
             ".map(e => e.textContent)")
-        assert not merrors, f"MathJax errors on {page_path}: {merrors[:5]}"
+        if merrors:
+            problems.append(f"MathJax errors: {merrors[:5]}")
 
     text = page.evaluate(_JS_TEXT_OUTSIDE_CODE)
     raw = sorted(set(m.group(0) for m in RAW_TEX.finditer(text)))
-    assert not raw, f"raw TeX left in the text of {page_path}: {raw[:10]}"
+    if raw:
+        problems.append(f"raw TeX left in the text: {raw[:10]}")
 
     broken = page.evaluate(_JS_BROKEN_IMAGES)
-    assert not broken, f"images that did not load on {page_path}: {broken}"
+    if broken:
+        problems.append(f"images that did not load: {broken}")
 
     full_text = page.evaluate("() => document.body.innerText")
-    for needle in ("Executing notebook failed", "Traceback (most recent call last)"):
-        assert needle not in full_text, f"{needle!r} appears on {page_path}"
+    problems += [f"{needle!r} appears" for needle in ("Executing notebook failed", "Traceback (most recent call last)")
+                 if needle in full_text]
     error_blocks = page.evaluate(
         "() => document.querySelectorAll('.output.traceback, .output.error, div.cell_output .traceback').length")
-    assert error_blocks == 0, f"{error_blocks} error output blocks on {page_path}"
+    if error_blocks:
+        problems.append(f"{error_blocks} error output blocks")
     stderr_errors = page.evaluate(
         "() => Array.from(document.querySelectorAll('.output.stderr')).map(e => e.innerText)"
         ".filter(t => /Error|Exception/.test(t))")
-    assert not stderr_errors, f"error messages in stderr outputs of {page_path}: {stderr_errors[:3]}"
+    if stderr_errors:
+        problems.append(f"error messages in stderr outputs: {stderr_errors[:3]}")
 
     # internal links: the page exists and so does the anchor
     bad_links = []
@@ -193,13 +180,23 @@ def test_page_renders(page_path, server, browser):
             bad_links.append(href)
         elif fragment and file.suffix == ".html" and not _anchor_exists(html, fragment):
             bad_links.append(href)
-    assert not bad_links, f"internal links that do not resolve on {page_path}: {bad_links[:10]}"
+    if bad_links:
+        problems.append(f"internal links that do not resolve: {bad_links[:10]}")
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / (page_path.replace("/", "__")[:-5] + ".png")))
-    assert not outside, f"{page_path} tried to load from the network: {outside[:5]}"
-    assert not errors, f"JavaScript errors on {page_path}: {errors[:3]}"
-    page.close()
+    return problems
+
+
+@pytest.mark.parametrize("page_path", _pages() or ["<no site built>"])
+def test_page_renders(page_path, site_reports):
+    if page_path == "<no site built>":
+        pytest.skip("no built site: run `make book` first")
+    report = site_reports.get((page_path, "light"))
+    assert report is not None, f"{page_path} was not visited: {site_reports['<failures>']}"
+    assert not report["problems"], f"{page_path}:\n" + "\n".join(report["problems"])
+    assert not report["outside"], f"{page_path} tried to load from the network: {report['outside'][:5]}"
+    assert not report["js_errors"], f"JavaScript errors on {page_path}: {report['js_errors'][:3]}"
 
 
 # --------------------------------------------------------------------------- reading elsewhere
@@ -255,45 +252,80 @@ DARK_PAGES = ("chapters/intro.html", "chapters/01_multiview_moments.html", "chap
               "chapters/bibliography.html", "prf-prf.html", "search.html", "genindex.html")
 
 
+# The dark theme changes colours only (the same DOM, other CSS variables), so in dark mode axe runs
+# the rules that depend on colour; every rule runs on every page in light mode.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+AXE_DARK_OPTIONS = {"resultTypes": ["violations"], "runOnly": {"type": "rule", "values": COLOUR_RULES}}
+
+
 def _axe_jobs():
     pages = _all_pages()
     return [(p, "light") for p in pages] + [(p, "dark") for p in DARK_PAGES if p in pages]
 
 
-def _axe_page(browser_, url, scheme):
+def _visit(browser_, server, page_path, scheme):
+    """Load one page once in ``scheme``, wait for MathJax, and collect what the tests assert on:
+    the render problems (light mode, pages of ``_pages()``), requests that tried to leave the
+    machine, JavaScript errors, the theme shown, and axe's violations."""
     from axe_playwright_python.sync_playwright import Axe
 
     page = browser_.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
-    _local_only(page)
-    page.goto(url, wait_until="load")
+    outside, js_errors = [], []
+
+    def route(r):
+        if urllib.parse.urlsplit(r.request.url).hostname in ("127.0.0.1", "localhost", None) \
+                or r.request.url.startswith("data:"):
+            r.continue_()
+        else:  # the network is "unavailable": record and refuse
+            outside.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda exc: str(exc) in KNOWN_JS_ERRORS or js_errors.append(str(exc)))
+    page.goto(server + page_path, wait_until="load", timeout=120_000)   # a loaded 2-core machine is slow
     if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
         page.evaluate("() => MathJax.startup.promise")
+    problems = (_render_problems(page, page_path, server)
+                if scheme == "light" and page_path in RENDER_PAGES else [])
     theme = page.evaluate("() => document.documentElement.dataset.theme")
-    violations = Axe().run(page, options=AXE_OPTIONS).response["violations"]
+    options = AXE_OPTIONS if scheme == "light" else AXE_DARK_OPTIONS
+    violations = Axe().run(page, options=options).response["violations"]
     page.close()
-    return theme, violations
+    return {"problems": problems, "outside": outside, "js_errors": js_errors, "theme": theme,
+            "violations": violations}
+
+
+RENDER_PAGES = set(_pages())
 
 
 @pytest.fixture(scope="module")
-def axe_reports(server, browser):
-    """axe on every (page, colour mode) job, two Chromium processes side by side (axe takes
-    seconds on a page of many formulas; the machine has two cores)."""
+def site_reports(server):
+    """Every (page, colour mode) job visited once, by two Chromium processes side by side (axe
+    takes seconds on a page of many formulas; the machine has two cores). Longest jobs first."""
     from playwright.sync_api import sync_playwright
 
-    jobs, reports, failures = _axe_jobs(), {}, []
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("Chromium is not installed (Debian package `chromium`; `make test` installs it as root)")
+    jobs = sorted(_axe_jobs(), key=lambda job: -(SITE / job[0]).stat().st_size)
+    reports, failures, lock = {}, [], threading.Lock()
 
-    def work(chunk):
+    def work():
         try:
             with sync_playwright() as pw:  # one Playwright per thread: its API is not thread-safe
-                b = pw.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_FLAGS)
-                for page_path, scheme in chunk:
-                    reports[page_path, scheme] = _axe_page(b, server + page_path, scheme)
+                b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
+                while True:
+                    with lock:
+                        if not jobs:
+                            break
+                        page_path, scheme = jobs.pop(0)
+                    reports[page_path, scheme] = _visit(b, server, page_path, scheme)
                 b.close()
         except Exception as exc:  # reported by the tests that miss their report
             failures.append(repr(exc))
 
-    threads = [threading.Thread(target=work, args=(jobs[i::2],)) for i in range(2)]
+    threads = [threading.Thread(target=work) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
@@ -303,11 +335,12 @@ def axe_reports(server, browser):
 
 
 @pytest.mark.parametrize("page_path,scheme", _axe_jobs() or [("<no site built>", "light")])
-def test_axe_finds_no_critical_or_serious_violation(page_path, scheme, axe_reports):
+def test_axe_finds_no_critical_or_serious_violation(page_path, scheme, site_reports):
     if page_path == "<no site built>":
         pytest.skip("no built site: run `make book` first")
-    assert (page_path, scheme) in axe_reports, f"axe did not run on {page_path}: {axe_reports['<failures>']}"
-    theme, violations = axe_reports[page_path, scheme]
+    assert (page_path, scheme) in site_reports, f"axe did not run on {page_path}: {site_reports['<failures>']}"
+    report = site_reports[page_path, scheme]
+    theme, violations = report["theme"], report["violations"]
     assert theme == scheme, f"{page_path} showed the {theme} theme, not {scheme}"
     bad = [f"{v['id']} ({v['impact']}, {len(v['nodes'])}×): {v['nodes'][0]['target']} "
            f"{v['nodes'][0]['failureSummary'][:200]!r}"
