@@ -2,8 +2,9 @@ r"""Experiments of the Gaussian-mixtures chapter; results go to ``chapters/data/
 
 Run ``.venv/bin/python experiments/gmm_experiments.py`` (a few minutes on 2 cores; ``--quick``
 runs 3 seeds at n = 10,000 only, for a smoke test, and writes nothing). The chapter
-``chapters/05_gaussian_mixtures.ipynb`` loads the file and plots and quotes it; it does
-not re-run the grid (too slow for the book's time budget).
+``chapters/05_gaussian_mixtures.ipynb`` does not re-run the grid (too slow for the book's time
+budget): ``experiments/gmm_chapter.py`` summarises the file per cell of the grid into
+``gmm_chapter.json``, which the chapter loads, asserts on, plots and quotes.
 
 ``gmm_separation.json`` — how the methods behave as the components move together
     Model: d = 10, k = 4, weights (0.1, 0.2, 0.3, 0.4), common σ = 1. For a separation

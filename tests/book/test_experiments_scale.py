@@ -1,0 +1,63 @@
+"""Quick checks of ``experiments/scale_experiments.py`` (the sample experiments of chapter 11).
+
+Small sizes only (a few seconds): the functions return the keys and shapes the chapter reads,
+the running example is drawn as the chapter used to draw it, and the kept fractions agree with a
+direct computation. No timing is asserted, and nothing is written to ``chapters/data``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mvlib.core.scale import sketch_matrix
+from mvlib.lda import LDASecondMoment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(folder, name):
+    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+scale_experiments = _script("experiments", "scale_experiments")
+
+
+def test_running_example_draws_as_the_chapter_did():
+    model = scale_experiments.running_example()
+    rng = np.random.default_rng([7, 0, 1])
+    X, _ = model.sample(500, rng)
+    rng = np.random.default_rng([7, 0, 1])
+    h = rng.choice(4, size=500, p=[0.1, 0.2, 0.3, 0.4])          # the chapter's former sample_gmm
+    M = 2.0 * np.random.default_rng(0).standard_normal((30, 4))
+    X_old = M[:, h].T + np.array([0.6, 0.5, 0.4, 0.3])[h, None] * rng.standard_normal((500, 30))
+    assert np.array_equal(X, X_old)
+
+
+def test_rate_and_price_small_shapes():
+    rate = scale_experiments.rate(ns=[1000, 2000], reps=2)
+    assert set(rate["errors"]) == {"one-pass", "two-pass"}
+    assert all(e.shape == (2, 2) and np.all(e > 0) for e in rate["errors"].values())
+    price = scale_experiments.price(seeds=range(1), Ks=[12, 48], n=500)
+    assert price["one_pass"].shape == (1, 2) and price["two_pass"].shape == (1,)
+    assert np.all(price["one_pass"] > 0) and price["Ks"] == [12, 48]
+
+
+def test_kept_fractions_match_a_direct_computation():
+    out = scale_experiments.kept(Ks=[24], sketches=2, n=500)
+    assert out["d"] == 300 and set(out["fractions"]) == {"cross signal", "cross noise", "sketch signal",
+                                                         "sketch noise"}
+    mu, X = scale_experiments.corpus(0, 500)
+    M2 = mu.T @ np.diag(scale_experiments.ALPHA / 2.0) @ mu
+    E = LDASecondMoment(X, 1.0) @ np.eye(300) - M2
+    direct = np.mean([np.linalg.norm(om.T @ E @ om, 2) for om in
+                      (sketch_matrix(300, 24, random_state=s) for s in range(2))]) / np.linalg.norm(E, 2)
+    assert np.isclose(out["fractions"]["sketch noise"][0], direct)
+    assert all(0 < v[0] < 1 for v in out["fractions"].values())
