@@ -2,7 +2,7 @@ r"""The ALS budget decides at k/d = 2: the estimator's defaults against ``parafa
 300 sweeps; writes ``chapters/data/overcomplete_budget.json`` for the overcomplete chapter
 (09_overcomplete, section "Compare").
 
-Run ``OMP_NUM_THREADS=1 python experiments/overcomplete_budget.py`` (about a minute on one core),
+Run ``OMP_NUM_THREADS=1 python experiments/overcomplete_budget.py`` (well under a minute on one core),
 or add ``--quick`` (d = 10, k = 12, one tensor; writes nothing).
 
 Three exact tensors ``mvlib.random_overcomplete_tensor(24, 48, seed)``, seeds 0, 1, 2 (equal
