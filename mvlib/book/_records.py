@@ -69,7 +69,7 @@ def glue_texts(values: dict, fmt: str = "") -> None:
     Examples
     --------
     >>> from mvlib.book import glue_texts
-    >>> glue_texts({"ch0_a": 0.5, "ch0_b": 2}, ".1f")   # doctest: +SKIP
+    >>> glue_texts({"ch0_a": 0.5, "ch0_b": 2}, ".1f")   # glues "0.5" and "2.0"
     """
     for name, value in values.items():
         glue_text(name, value, fmt)
