@@ -16,17 +16,25 @@ Scripts
     memory of this process, Linux).
 """
 from ._display import glue_text, load_data, show
+from ._figures import figure, label_axes
+from ._records import columns, glue_texts, range_text, rows_where
 from ._runs import data_path, loglog_slope, mean_sd, peak_rss_gib, reset_peak_rss, rounded, timed, write_json
 
 __all__ = [
+    "columns",
     "data_path",
+    "figure",
     "glue_text",
+    "glue_texts",
+    "label_axes",
     "load_data",
     "loglog_slope",
     "mean_sd",
     "peak_rss_gib",
+    "range_text",
     "reset_peak_rss",
     "rounded",
+    "rows_where",
     "show",
     "timed",
     "write_json",

@@ -9,8 +9,10 @@ from ._algorithm import (
                          als_refine,
                          asymmetric_power_updates,
                          cluster_restarts,
+                         coherence,
                          labelled_initialization,
                          random_overcomplete_tensor,
+                         random_unit_columns,
                          svd_initialization,
 )
 from ._estimator import OvercompleteTensorDecomposition
@@ -19,9 +21,11 @@ __all__ = [
     "als_refine",
     "asymmetric_power_updates",
     "cluster_restarts",
+    "coherence",
     "labelled_initialization",
     "OvercompleteTensorDecomposition",
     "random_overcomplete_tensor",
+    "random_unit_columns",
     "svd_initialization",
     "ThirdMomentOperator",
 ]

@@ -84,6 +84,8 @@ __all__ = [
     "labelled_initialization",
     "als_refine",
     "random_overcomplete_tensor",
+    "random_unit_columns",
+    "coherence",
 ]
 
 #: entries of the largest temporary (rows × d² Khatri–Rao block, or rows × samples)
@@ -788,6 +790,72 @@ def als_refine(T, weights, factors, *, n_iterations: int = 100, tol: float = 1e-
 
 
 # ---------------------------------------------------------------------------- test tensors
+def random_unit_columns(d: int, k: int, random_state=None):
+    r"""k i.i.d. uniform unit vectors of :math:`\mathbb R^d`, the columns of A (d, k).
+
+    Each column is a standard normal vector divided by its norm,
+    :math:`a_j=g_j/\|g_j\|` with :math:`g_j\sim N(0,I_d)`, hence uniform on the sphere
+    :math:`S^{d-1}`: the random incoherent components of Anandkumar, Ge & Janzamin (2015,
+    Remark 1). One call draws one standard normal (d, k) matrix from ``random_state``, the
+    draw :func:`random_overcomplete_tensor` makes (derived in :doc:`/chapters/09_overcomplete`).
+
+    Parameters
+    ----------
+    d, k : int
+        Dimension and number of columns; k may exceed d.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    A : array (d, k) with unit columns. Cost O(d k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.overcomplete import random_unit_columns
+    >>> A = random_unit_columns(5, 8, 0)
+    >>> A.shape, bool(np.allclose(np.linalg.norm(A, axis=0), 1))
+    ((5, 8), True)
+    """
+    d = check_positive_int(d, "d")
+    k = check_positive_int(k, "k")
+    A = check_random_state(random_state).standard_normal((d, k))
+    return A / np.linalg.norm(A, axis=0)
+
+
+def coherence(A) -> float:
+    r"""The largest overlap :math:`\mu=\max_{i\ne j}|\langle a_i,a_j\rangle|` of the columns of A.
+
+    For unit columns this is the (mutual) coherence that Anandkumar, Ge & Janzamin (2015)
+    require to be small in place of orthogonality: 0 for orthonormal columns, about
+    :math:`2\sqrt{\log k/d}` for k random unit vectors in :math:`\mathbb R^d` (measured in
+    :doc:`/chapters/09_overcomplete`). The columns are used as given (not normalised).
+
+    Parameters
+    ----------
+    A : array (d, k), k >= 2
+
+    Returns
+    -------
+    float. Cost O(d k²).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.overcomplete import coherence
+    >>> coherence(np.eye(3))
+    0.0
+    >>> round(coherence(np.array([[1.0, 0.6], [0.0, 0.8]])), 12)
+    0.6
+    """
+    A = check_matrix(A, "A")
+    if A.shape[1] < 2:
+        raise ValueError(f"A has {A.shape[1]} column; the coherence needs at least two")
+    G = A.T @ A
+    np.fill_diagonal(G, 0.0)
+    return float(np.abs(G).max())
+
+
 def random_overcomplete_tensor(d: int, k: int, random_state=None, *, weights=None):
     r"""A symmetric tensor :math:`T=\sum_{j=1}^k w_j a_j^{\otimes3}` with random unit :math:`a_j`.
 
@@ -808,9 +876,7 @@ def random_overcomplete_tensor(d: int, k: int, random_state=None, *, weights=Non
     """
     d = check_positive_int(d, "d")
     k = check_positive_int(k, "k")
-    rng = check_random_state(random_state)
-    A = rng.standard_normal((d, k))
-    A /= np.linalg.norm(A, axis=0)
+    A = random_unit_columns(d, k, random_state)
     if weights is None:
         w = np.ones(k)
     else:

@@ -322,6 +322,27 @@ def test_labelled_initialization(rng):
         np.testing.assert_allclose(A0[:, j], m / np.linalg.norm(m))
 
 
+def test_random_unit_columns_are_the_components_of_the_random_tensor():
+    A = mvlib.overcomplete.random_unit_columns(6, 11, 3)
+    np.testing.assert_allclose(np.linalg.norm(A, axis=0), 1.0)
+    assert np.array_equal(A, random_overcomplete_tensor(6, 11, 3)[2])          # the same draw
+    g = np.random.default_rng(3).standard_normal((6, 11))
+    np.testing.assert_allclose(A, g / np.linalg.norm(g, axis=0), rtol=0, atol=0)
+    with pytest.raises(ValueError):
+        mvlib.overcomplete.random_unit_columns(0, 3)
+
+
+def test_coherence_is_the_largest_off_diagonal_overlap(rng):
+    from mvlib.overcomplete import coherence
+    assert coherence(np.eye(4)) == 0.0
+    A = unit_columns(rng, 5, 9)
+    G = A.T @ A
+    assert coherence(A) == max(abs(G[i, j]) for i in range(9) for j in range(9) if i != j)
+    assert coherence(np.hstack([A[:, :1], -A[:, :1]])) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="two"):
+        coherence(A[:, :1])
+
+
 def test_random_overcomplete_tensor(rng):
     T, w, A = random_overcomplete_tensor(5, 8, rng, weights=np.arange(1.0, 9.0))
     np.testing.assert_allclose(T, np.einsum("j,ij,kj,lj->ikl", w, A, A, A), atol=1e-12)

@@ -1,0 +1,54 @@
+"""Quick checks of the overcomplete chapter's budget script (``experiments/overcomplete_budget.py``).
+
+Small sizes only (a few seconds): the functions run end to end and return the keys the chapter
+reads, the recovered share agrees with a direct count of the matched errors, and the committed data
+file has the layout the chapter loads. No timing is asserted, nothing is written.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import mvlib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(folder, name):
+    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+budget = _script("experiments", "overcomplete_budget")
+
+
+def test_recovered_counts_sign_free_matched_columns():
+    A = mvlib.overcomplete.random_unit_columns(6, 4, 0)
+    F = -A[:, ::-1].copy()                      # permuted and sign-flipped: all recovered
+    assert budget.recovered(A, F) == 1.0
+    F[:, 0] = mvlib.overcomplete.random_unit_columns(6, 1, 1)[:, 0]
+    errors = np.sort(np.minimum(np.linalg.norm(A[:, ::-1] + F, axis=0), np.linalg.norm(A[:, ::-1] - F, axis=0)))
+    assert budget.recovered(A, F) == np.mean(errors < budget.THRESHOLD) == 0.75
+
+
+def test_run_returns_what_the_chapter_reads():
+    res = budget.run(d=10, k=12, seeds=(0,))
+    assert set(res["recovered"]) == set(budget.METHODS) and res["sweeps"] == [100, 300]
+    for shares in res["recovered"].values():
+        assert len(shares) == 1 and 0.0 <= shares[0] <= 1.0
+    # at k/d = 1.2 parafac with the larger budget recovers the exact tensor
+    assert res["recovered"]["parafac, 300 sweeps"] == [1.0]
+
+
+def test_the_data_file_has_the_chapters_layout():
+    data = json.loads((ROOT / "chapters" / "data" / "overcomplete_budget.json").read_text())
+    assert data["sweeps"] == [100, 300] and (data["d"], data["k"]) == (24, 48)
+    assert {m: len(v) for m, v in data["recovered"].items()} == {m: 3 for m in budget.METHODS}
