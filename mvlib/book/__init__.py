@@ -8,6 +8,11 @@ the top floor: it may import any family, and nothing in mvlib imports it.
 Display and glue (chapters)
     :func:`show` typesets ``lhs = expr``; :func:`glue_text` glues a formatted number for the
     prose; :func:`load_data` reads a chapter's data file (``chapters/data/*.json``).
+Figures
+    :func:`figure` (a context manager yielding ``(fig, axes)`` that lays out and shows the
+    figure), :func:`label_axes`.
+Records (lists of dicts loaded from a data file)
+    :func:`rows_where`, :func:`columns`, :func:`range_text` ("LOW to HIGH"), :func:`glue_texts`.
 Small statistics
     :func:`loglog_slope`, :func:`mean_sd`.
 Scripts
