@@ -2,7 +2,8 @@ r"""Heavy experiments of the topic-model chapter; results go to ``chapters/data/
 
 Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/topic_experiments.py`` (a few minutes on
 2 cores; ``--quick``: one split, fewer sweeps, to check the script). The chapter
-``chapters/03_topic_models.ipynb`` loads and plots the files; it does not re-run the fits.
+``chapters/03_topic_models.ipynb`` loads and plots the files; it does not re-run the fits. The
+chapter's smaller synthetic experiments are in ``experiments/ch3_experiments.py``.
 
 ``topic_reuters.json`` — the single-topic model and LDA on the Reuters articles of ``lda``
     Five random splits (seed s = 0..4) of the 395 articles into 316 training and 79
