@@ -24,9 +24,11 @@ def data_path(name: str, root=None) -> Path:
     return base / "chapters" / "data" / name
 
 
-def rounded(obj, digits: int = 7):
+def rounded(obj, digits: int | None = 7):
     """``obj`` with every float rounded to ``digits`` decimals (non-finite floats become ``None``),
     NumPy scalars and arrays turned into Python numbers and lists: ready for ``json.dump``.
+    ``digits=None`` keeps every float exactly (JSON writes the shortest repr that reads back
+    the same float): for values whose printed digits must not move, however small they are.
 
     Examples
     --------
@@ -34,13 +36,17 @@ def rounded(obj, digits: int = 7):
     >>> from mvlib.book import rounded
     >>> rounded({"err": np.float64(0.123456789), "n": np.int64(3), "x": np.array([1.0, np.nan])}, 3)
     {'err': 0.123, 'n': 3, 'x': [1.0, None]}
+    >>> rounded([np.float64(1.234e-12)], None)
+    [1.234e-12]
     """
     if isinstance(obj, (bool, np.bool_)):
         return bool(obj)
     if isinstance(obj, (int, np.integer)):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
-        return round(float(obj), digits) if math.isfinite(obj) else None
+        if not math.isfinite(obj):
+            return None
+        return float(obj) if digits is None else round(float(obj), digits)
     if isinstance(obj, np.ndarray):
         return rounded(obj.tolist(), digits)
     if isinstance(obj, dict):
@@ -50,8 +56,9 @@ def rounded(obj, digits: int = 7):
     return obj
 
 
-def write_json(obj, path, digits: int = 7) -> Path:
-    """Write :func:`rounded` ``obj`` as indented JSON to ``path`` (folders created); returns the path."""
+def write_json(obj, path, digits: int | None = 7) -> Path:
+    """Write :func:`rounded` ``obj`` as indented JSON to ``path`` (folders created); returns the path.
+    ``digits=None`` writes every float exactly."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rounded(obj, digits), indent=1) + "\n", encoding="utf-8")

@@ -76,3 +76,9 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_rounded_with_digits_none_keeps_every_float():
+    values = [1 / 3, 1.234e-300, 2.5e-8, np.float64(123456.789)]
+    assert rounded(values, None) == [float(v) for v in values]
+    assert json.loads(json.dumps(rounded(values, None))) == [float(v) for v in values]
