@@ -32,17 +32,14 @@ chapter prints the same numbers. Floats are stored unrounded (the chapter format
 """
 from __future__ import annotations
 
-import argparse
-import os
 import time
 import warnings
 
 import numpy as np
 import scipy.linalg as sla
-from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.book import data_path, write_json
+from mvlib.book import experiment_main
 from mvlib.core.observable import projected_operator
 from mvlib.topic import SingleTopicModel, random_topic_model
 
@@ -159,26 +156,8 @@ QUICK = {   # small sizes for --quick (nothing is written)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", metavar="PART",
-                        help=f"parts to run (default: all): {', '.join(PARTS)}")
-    parser.add_argument("--quick", action="store_true", help="small sizes, write nothing")
-    args = parser.parse_args(argv)
-    unknown = sorted(set(args.parts) - set(PARTS))
-    if unknown:
-        parser.error(f"unknown parts {unknown}; choose from {', '.join(PARTS)}")
-    info = dict(script="experiments/ch3_experiments.py",
-                omp_num_threads=os.environ.get("OMP_NUM_THREADS"))
-    with threadpool_limits(limits=1, user_api="blas"):
-        for name in args.parts or list(PARTS):
-            t0 = time.perf_counter()
-            res = PARTS[name](**(QUICK[name] if args.quick else {}))
-            res.update(info, wall_seconds=time.perf_counter() - t0)
-            if args.quick:
-                print(f"{name}: {res['wall_seconds']:.1f} s (quick, nothing written)", flush=True)
-                continue
-            path = write_json(res, data_path(f"ch3_{name}.json"), digits=EXACT)
-            print("wrote", path, f"({res['wall_seconds']:.1f} s)", flush=True)
+    experiment_main(PARTS, QUICK, prefix="ch3_", script="experiments/ch3_experiments.py",
+                    description=__doc__.splitlines()[0], digits=EXACT, argv=argv)
 
 
 if __name__ == "__main__":

@@ -17,17 +17,29 @@ Small statistics
     :func:`loglog_slope`, :func:`mean_sd`.
 Scripts
     :func:`data_path` (where scripts write chapter data), :func:`rounded` (JSON-ready numbers),
-    :func:`write_json`, :func:`timed`, :func:`peak_rss_gib` and :func:`reset_peak_rss` (peak
+    :func:`write_json`, :func:`experiment_main` (the command line of a script made of named parts),
+    :func:`timed`, :func:`peak_rss_gib` and :func:`reset_peak_rss` (peak
     memory of this process, Linux).
 """
 from ._display import glue_text, load_data, show
 from ._figures import figure, label_axes
 from ._records import columns, glue_texts, range_text, rows_where
-from ._runs import data_path, loglog_slope, mean_sd, peak_rss_gib, reset_peak_rss, rounded, timed, write_json
+from ._runs import (
+    data_path,
+    experiment_main,
+    loglog_slope,
+    mean_sd,
+    peak_rss_gib,
+    reset_peak_rss,
+    rounded,
+    timed,
+    write_json,
+)
 
 __all__ = [
     "columns",
     "data_path",
+    "experiment_main",
     "figure",
     "glue_text",
     "glue_texts",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["data_path", "loglog_slope", "mean_sd", "peak_rss_gib", "reset_peak_rss", "rounded", "timed",
-           "write_json"]
+__all__ = ["data_path", "experiment_main", "loglog_slope", "mean_sd", "peak_rss_gib", "reset_peak_rss", "rounded",
+           "timed", "write_json"]
 
 
 def data_path(name: str, root=None) -> Path:
@@ -108,3 +108,51 @@ def mean_sd(x, fmt: str = ".2e") -> str:
     """``"mean ± sd"`` of ``x`` (population standard deviation), each formatted with ``fmt``."""
     x = np.asarray(x, float)
     return f"{x.mean():{fmt}} ± {x.std():{fmt}}"
+
+
+def experiment_main(parts: dict, quick: dict, *, prefix: str, script: str, description: str = "",
+              digits: int | None = 7, argv=None) -> dict:
+    """The command line of an experiment script made of named parts.
+
+    ``python SCRIPT [PART ...] [--quick]`` runs the chosen parts (default: all, in the order of
+    ``parts``). Each part is a function returning a dict; it runs with one BLAS thread and its
+    default arguments, or with the keyword arguments ``quick[name]`` under ``--quick``, which
+    writes nothing. The result, with the script's path, ``OMP_NUM_THREADS`` and the part's wall
+    time (``wall_seconds``), is written to ``chapters/data/{prefix}{name}.json`` by
+    :func:`write_json` with ``digits``. Returns name -> result of the parts that ran.
+
+    Examples
+    --------
+    >>> from mvlib.book import experiment_main
+    >>> out = experiment_main({"square": lambda n=3: {"n2": n * n}}, {"square": {"n": 2}}, prefix="demo_",
+    ...                 script="experiments/demo.py", argv=["--quick"])   # doctest: +ELLIPSIS
+    square: ... s (quick, nothing written)
+    >>> out["square"]["n2"]
+    4
+    """
+    import argparse
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("parts", nargs="*", metavar="PART", help=f"parts to run (default: all): {', '.join(parts)}")
+    parser.add_argument("--quick", action="store_true", help="small sizes, write nothing")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.parts) - set(parts))
+    if unknown:
+        parser.error(f"unknown parts {unknown}; choose from {', '.join(parts)}")
+    info = dict(script=script, omp_num_threads=os.environ.get("OMP_NUM_THREADS"))
+    results = {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name in args.parts or list(parts):
+            t0 = time.perf_counter()
+            res = parts[name](**(quick[name] if args.quick else {}))
+            res.update(info, wall_seconds=time.perf_counter() - t0)
+            results[name] = res
+            if args.quick:
+                print(f"{name}: {res['wall_seconds']:.1f} s (quick, nothing written)", flush=True)
+                continue
+            path = write_json(res, data_path(f"{prefix}{name}.json"), digits=digits)
+            print("wrote", path, f"({res['wall_seconds']:.1f} s)", flush=True)
+    return results
