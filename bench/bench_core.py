@@ -98,13 +98,10 @@ times across runs.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import platform
-import statistics
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -113,6 +110,7 @@ import tensorly as tl
 from tensorly.decomposition import CPPower
 
 import mvlib
+from mvlib.book import Timing, format_row, median_timed, thread_limit, versions_line
 from mvlib.core.progress import progress
 
 try:
@@ -126,34 +124,6 @@ TOLS = (1e-10, 0.0)  # mvlib with its default early stop, and without
 
 
 # ---------------------------------------------------------------------- helpers
-@dataclass
-class Timing:
-    seconds: float  # median wall time of the runs
-    runs: int
-    result: Any  # return value of the last run
-
-
-def measure(fn: Callable[[], Any], repeats: int, budget: float) -> Timing:
-    """Median wall time of up to ``repeats`` calls; stops early once ``budget`` seconds are spent."""
-    times = []
-    while True:
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-        if len(times) >= repeats or sum(times) >= budget:
-            return Timing(statistics.median(times), len(times), result)
-
-
-@contextlib.contextmanager
-def blas_threads(n: int | None):
-    """Limit BLAS to ``n`` threads inside the block (``None``: library default)."""
-    if n is None or threadpool_limits is None:
-        yield
-    else:
-        with threadpool_limits(limits=n, user_api="blas"):
-            yield
-
-
 def default_blas_threads() -> str:
     if threadpool_info is None:
         return "unknown (threadpoolctl not installed)"
@@ -166,7 +136,7 @@ def print_table(title: str, headers: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(headers)]
 
     def line(cells):  # first column (the row label) left-aligned, numbers right-aligned
-        return "  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths)))
+        return format_row(cells, widths, indent="", sep="  ")
 
     print(f"\n{title}")
     print(line(headers))
@@ -185,8 +155,8 @@ def ratio(a: float, b: float) -> str:
 
 def print_machine(args) -> None:
     print("mvlib core benchmark" + (" (--quick)" if args.quick else ""))
-    print(f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"tensorly {tl.__version__} (backend {tl.get_backend()}), mvlib {mvlib.__version__}")
+    print(versions_line(scipy=scipy.__version__, tensorly=f"{tl.__version__} (backend {tl.get_backend()})",
+                        mvlib=mvlib.__version__))
     print(f"{platform.machine()}, nproc {os.cpu_count()} (usable {len(os.sched_getaffinity(0))}), "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"BLAS default threads: {default_blas_threads()}")
@@ -236,7 +206,7 @@ def bench_power(k: int, N: int, repeats: int, budget: float) -> dict:
     T, V = odeco_tensor(k)
     out = {}
     for name, fn in power_methods(T, k, N).items():
-        t = measure(fn, repeats, budget)
+        t = median_timed(fn, repeats=repeats, budget=budget)
         out[name] = PowerRun(t, *cp_errors(T, V, t.result))
     return {"k": k, "N": N, "res": out}
 
@@ -281,15 +251,16 @@ def bench_moments(n: int, d: int, k: int, repeats: int, budget: float,
     """
     Xs, Ws = make_views(n, d, k)
     out = {"n": n, "d": d, "k": k,
-           "xtx": measure(lambda: Xs[0].T @ Xs[0], repeats, budget),
-           "white": measure(lambda: mvlib.whitened_triples(*Xs, *Ws), repeats, budget),
+           "xtx": median_timed(lambda: Xs[0].T @ Xs[0], repeats=repeats, budget=budget),
+           "white": median_timed(lambda: mvlib.whitened_triples(*Xs, *Ws), repeats=repeats, budget=budget),
            "dense": None, "note": ""}
     estimate = None if dense_rate is None else dense_rate * n * d ** 3
     if estimate is not None and estimate > dense_limit:
         out["note"] = (f"dense skipped: estimated ~{estimate:.0f} s (> {dense_limit:.0f} s) "
                        "from the n·d³ rate")
     else:
-        out["dense"] = measure(lambda: mvlib.multilinear(mvlib.triples(*Xs), *Ws), repeats, budget)
+        out["dense"] = median_timed(lambda: mvlib.multilinear(mvlib.triples(*Xs), *Ws), repeats=repeats,
+                                    budget=budget)
         out["rate"] = out["dense"].seconds / (n * d ** 3)
     return out
 
@@ -343,9 +314,9 @@ def threading_check(n: int, d: int, k: int, repeats: int, budget: float) -> dict
     cases[f"whitened_triples, n={n:,} d={d} k={k}"] = lambda: mvlib.whitened_triples(*Xs, *Ws)
     rows, slowdown = [], {}
     for name, fn in cases.items():
-        with blas_threads(1):
-            one = measure(fn, repeats, budget)
-        default = measure(fn, repeats, budget)
+        with thread_limit(1, "blas"):
+            one = median_timed(fn, repeats=repeats, budget=budget)
+        default = median_timed(fn, repeats=repeats, budget=budget)
         slowdown[name] = default.seconds / one.seconds
         rows.append([name, f"{one.runs}/{default.runs}", secs(one.seconds), secs(default.seconds),
                      ratio(default.seconds, one.seconds)])
@@ -374,7 +345,7 @@ def main(argv=None) -> None:
     wall = time.perf_counter()
     print_machine(args)
 
-    with blas_threads(args.blas_threads):
+    with thread_limit(args.blas_threads, "blas"):
         cases = [(k, N) for k in ks for N in Ns]
         power = [bench_power(k, N, repeats, budget) for k, N in progress(cases, desc="power method")]
         print_power("1. tensor power method", power)

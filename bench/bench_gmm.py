@@ -49,9 +49,7 @@ the ratios within one run.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import platform
 import statistics
 import time
 import warnings
@@ -60,9 +58,9 @@ import numpy as np
 import sklearn
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
-from threadpoolctl import threadpool_limits
 
 import mvlib
+from mvlib.book import format_row, machine_line, thread_limit, timed, versions_line
 
 D, K, SIGMA, CONCENTRATION = 50, 10, 0.5, 5.0
 TARGET_ERROR, TARGET_SPEEDUP = 0.02, 2.0
@@ -81,12 +79,6 @@ def make_data(n: int, seed: int):
 def error(M, means) -> float:
     """Largest relative error of a mean after matching the components."""
     return float(mvlib.column_errors(M, np.asarray(means).T, relative=True).max())
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
 
 
 def run_seed(n: int, seed: int) -> dict:
@@ -108,13 +100,13 @@ def run_seed(n: int, seed: int) -> dict:
 
 def print_seed(seed: int, rows: dict) -> None:
     base = rows["spectral"]["seconds"]
+    widths = (14, 8, 9, 11, 9, 9)
     print(f"\nseed {seed}")
-    print(f"  {'method':14s} {'error':>8s} {'time (s)':>9s} {'/ spectral':>11s} "
-          f"{'EM iters':>9s} {'log-lik':>9s}")
+    print(format_row(["method", "error", "time (s)", "/ spectral", "EM iters", "log-lik"], widths))
     for name, r in rows.items():
         iters = "-" if r["iters"] is None else str(r["iters"])
-        print(f"  {name:14s} {r['error']:8.4f} {r['seconds']:9.2f} "
-              f"{r['seconds'] / base:10.1f}x {iters:>9s} {r['loglik']:9.3f}")
+        print(format_row([name, f"{r['error']:.4f}", f"{r['seconds']:.2f}", f"{r['seconds'] / base:.1f}x",
+                          iters, f"{r['loglik']:.3f}"], widths))
 
 
 def main(argv=None) -> None:
@@ -132,18 +124,14 @@ def main(argv=None) -> None:
 
     wall = time.perf_counter()
     print("Spectral Gaussian mixture vs scikit-learn EM" + (" (--quick)" if args.quick else ""))
-    print(f"python {platform.python_version()}, numpy {np.__version__}, "
-          f"scikit-learn {sklearn.__version__}, mvlib {mvlib.__version__}")
-    print(f"{platform.machine()}, nproc {os.cpu_count()}, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(versions_line(**{"scikit-learn": sklearn.__version__, "mvlib": mvlib.__version__}))
+    print(machine_line())
     print(f"data: n = {n:,}, d = {D}, k = {K}, sigma = {SIGMA}, means N(0, I), "
           f"weights Dirichlet({CONCENTRATION:g}); seeds {seeds}")
     print("threads per method: " + (str(args.threads) if args.threads > 0 else "library default"))
-    limit = (threadpool_limits(limits=args.threads) if args.threads > 0
-             else contextlib.nullcontext())
 
     results = {}
-    with limit, warnings.catch_warnings(record=True) as caught:
+    with thread_limit(args.threads), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         # warm-up: first calls pay for imports, thread pools and caches
         X0, _ = make_data(5_000, 12345)
@@ -158,14 +146,14 @@ def main(argv=None) -> None:
 
     methods = list(next(iter(results.values())))
     print("\nSummary over seeds (informational, never asserted)")
-    print(f"  {'method':14s} {'median time (s)':>16s} {'median / spectral':>18s} "
-          f"{'max error':>10s} {'errors > 0.5':>13s}")
+    widths = (14, 16, 18, 10, 13)
+    print(format_row(["method", "median time (s)", "median / spectral", "max error", "errors > 0.5"], widths))
     for name in methods:
         secs = [results[s][name]["seconds"] for s in seeds]
         ratios = [results[s][name]["seconds"] / results[s]["spectral"]["seconds"] for s in seeds]
         errs = [results[s][name]["error"] for s in seeds]
-        print(f"  {name:14s} {statistics.median(secs):16.2f} {statistics.median(ratios):17.1f}x "
-              f"{max(errs):10.4f} {sum(e > 0.5 for e in errs):>8d} of {len(seeds)}")
+        print(format_row([name, f"{statistics.median(secs):.2f}", f"{statistics.median(ratios):.1f}x",
+                          f"{max(errs):.4f}", f"{sum(e > 0.5 for e in errs):>8d} of {len(seeds)}"], widths))
     err_ok = [results[s]["spectral"]["error"] < TARGET_ERROR for s in seeds]
     speed = [results[s]["EM"]["seconds"] / results[s]["spectral"]["seconds"] for s in seeds]
     print(f"  target spectral error < {TARGET_ERROR}: met on {sum(err_ok)} of {len(seeds)} seeds")

@@ -70,10 +70,7 @@ shared machine). The header prints the load average; compare ratios within one r
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
-import platform
 import time
 import warnings
 from pathlib import Path
@@ -81,14 +78,15 @@ from pathlib import Path
 import hmmlearn
 import numpy as np
 from hmmlearn.hmm import CategoricalHMM
-from threadpoolctl import threadpool_limits
 
 import mvlib
+from mvlib.book import (data_path, environment, format_row, machine_line, median_timed, thread_limit, timed,
+                        versions_line, write_json)
 from mvlib.hmm import forward_log_likelihood, sample_hmm
 
 ObservableOperatorHMM = mvlib.ObservableOperatorHMM
 
-OUT = Path(__file__).resolve().parents[1] / "chapters" / "data"
+HERE = Path(__file__).resolve().parent
 K, D, CONCENTRATION, LENGTH = 3, 8, 0.4, 50
 TRANSMAT = np.array([[0.80, 0.10, 0.10],
                      [0.15, 0.70, 0.15],
@@ -125,20 +123,11 @@ def errors(true, est):
     return float(e_O), float(e_T)
 
 
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
-
-
 def median_time(fn, repeats=REPEATS, divide=1):
     """(median, all) of ``repeats`` wall times of ``fn()``, each divided by ``divide``."""
-    times = []
-    for _ in range(repeats):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _, t = timed(fn)
-        times.append(t / divide)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        times = [t / divide for t in median_timed(fn, repeats=repeats).times]
     return float(np.median(times)), times
 
 
@@ -258,28 +247,16 @@ def run_seed(n_sequences: int, seed: int, baum_welch: bool) -> dict:
 
 def print_seed(seed: int, rows: dict) -> None:
     base = rows["spectral"]["seconds"]
+    widths = (19, 9, 10, 9, 11, 6, 15)
     print(f"\nseed {seed}", flush=True)
-    print(f"  {'method':19s} {'err emis':>9s} {'err trans':>10s} {'time (s)':>9s} {'/ spectral':>11s} "
-          f"{'iters':>6s} {'log-lik/symbol':>15s}")
+    print(format_row(["method", "err emis", "err trans", "time (s)", "/ spectral", "iters", "log-lik/symbol"],
+                     widths))
     for name, r in rows.items():
         iters = "-" if r["iters"] is None else str(r["iters"])
-        ratio = "-" if np.isnan(r["seconds"]) else f"{r['seconds'] / base:10.1f}x"
-        secs = "-" if np.isnan(r["seconds"]) else f"{r['seconds']:9.2f}"
+        ratio = "-" if np.isnan(r["seconds"]) else f"{r['seconds'] / base:.1f}x"
+        secs = "-" if np.isnan(r["seconds"]) else f"{r['seconds']:.2f}"
         e_O, e_T = ("-" if np.isnan(e) else f"{e:.4f}" for e in r["errors"])
-        print(f"  {name:19s} {e_O:>9s} {e_T:>10s} {secs:>9s} {ratio:>11s} "
-              f"{iters:>6s} {r['loglik']:15.5f}", flush=True)
-
-
-def _jsonable(obj):
-    if isinstance(obj, (float, np.floating)):
-        return round(float(obj), 9) if np.isfinite(obj) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    return obj
+        print(format_row([name, e_O, e_T, secs, ratio, iters, f"{r['loglik']:.5f}"], widths), flush=True)
 
 
 def main(argv=None) -> None:
@@ -302,13 +279,11 @@ def main(argv=None) -> None:
     wall = time.perf_counter()
     load0 = os.getloadavg()[0]
     print("Spectral HMM vs hmmlearn Baum-Welch" + (" (--quick)" if args.quick else ""))
-    print(f"python {platform.python_version()}, numpy {np.__version__}, hmmlearn {hmmlearn.__version__}, "
-          f"mvlib {mvlib.__version__}")
-    print(f"{platform.machine()}, nproc {os.cpu_count()}, load average {load0:.2f}")
+    print(versions_line(hmmlearn=hmmlearn.__version__, mvlib=mvlib.__version__))
+    print(machine_line(load0))
     print("threads per method: " + (str(args.threads) if args.threads > 0 else "library default"))
-    limit = threadpool_limits(limits=args.threads) if args.threads > 0 else contextlib.nullcontext()
     results = {}
-    with limit:
+    with thread_limit(args.threads):
         X0, L0, _ = make_data(200, 12345)                 # warm-up
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -346,9 +321,7 @@ def main(argv=None) -> None:
     if args.no_json:
         return
     out = {
-        "environment": {"python": platform.python_version(), "numpy": np.__version__,
-                        "hmmlearn": hmmlearn.__version__, "mvlib": mvlib.__version__,
-                        "machine": platform.machine(), "nproc": os.cpu_count(),
+        "environment": {**environment(hmmlearn=hmmlearn.__version__, mvlib=mvlib.__version__),
                         "threads": args.threads, "load_average_start": load0,
                         "load_average_end": os.getloadavg()[0]},
         "cost": cost,
@@ -358,9 +331,7 @@ def main(argv=None) -> None:
                         for name, r in rows.items()} for seed, rows in results.items()}},
         "runtime_seconds": {"cost": t_cost, "accuracy": t_acc, "total": total},
     }
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / ("hmm_bench_quick.json" if args.quick else "hmm_bench.json")
-    path.write_text(json.dumps(_jsonable(out), indent=1))
+    path = write_json(out, data_path("hmm_bench_quick.json" if args.quick else "hmm_bench.json", HERE), digits=9)
     print(f"wrote {path}")
 
 

@@ -68,8 +68,6 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -77,14 +75,12 @@ import numpy as np  # noqa: E402
 from sklearn.mixture import GaussianMixture  # noqa: E402
 
 import mvlib  # noqa: E402
+from mvlib.book import (ChildError, child_reply, data_path, environment, max_rss_gib, run_child,  # noqa: E402
+                        timed, versions_line)
 
 DISTS, PI = KE.running_example_components()
-OUT = Path(__file__).resolve().parents[1] / "chapters" / "data" / "kernel_scale.json"
+OUT = data_path("kernel_scale.json", Path(__file__).resolve().parent)
 TARGET_RATIO, TARGET_SECONDS, TARGET_GIB = 0.6, 120.0, 4.0
-
-
-def peak_gib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # KiB on Linux
 
 
 def fit_one(method, views, seed):
@@ -102,25 +98,23 @@ def fit_one(method, views, seed):
 def child(method, m, seed):
     """Run in a subprocess: one fit, printed as one JSON line."""
     views, _ = KE.sample(DISTS, PI, m, seed)
-    base = peak_gib()
-    t0 = time.perf_counter()
-    dens, est = fit_one(method, views, seed)
-    seconds = time.perf_counter() - t0
-    peak = peak_gib()
+    base = max_rss_gib()
+    (dens, est), seconds = timed(fit_one, method, views, seed)
+    peak = max_rss_gib()
     err = KE.weighted_error(KE.true_densities(DISTS, KE.grids(DISTS)), dens, PI)
     out = {"method": method, "m": m, "seed": seed, "seconds": seconds, "peak_gib": peak,
            "baseline_gib": base, "error": err}
     if method == "kernel":
         out.update(bandwidth=float(est.bandwidth_[0]), rank=int(est.rank_[0]))
-    print(json.dumps(out))
+    child_reply(out)
 
 
-def run_child(method, m, seed):
-    cmd = [sys.executable, __file__, "--child", method, str(m), str(seed)]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        return {"method": method, "m": m, "seed": seed, "failed": res.stderr.strip().splitlines()[-1:]}
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def in_child(method, m, seed):
+    """One fit in its own subprocess (:func:`child`); its JSON line, or what failed."""
+    try:
+        return run_child(__file__, method, m, seed)
+    except ChildError as e:
+        return {"method": method, "m": m, "seed": seed, "failed": e.stderr.strip().splitlines()[-1:]}
 
 
 def smoothing_floor(s):
@@ -140,13 +134,13 @@ def main():
         return
     wall = time.perf_counter()
     m_list = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-    print(f"KernelSpectral vs scikit-learn EM-GMM; python {platform.python_version()}, numpy "
-          f"{np.__version__}, {platform.machine()}, nproc {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
+    print(f"KernelSpectral vs scikit-learn EM-GMM; {versions_line()}, {platform.machine()}, nproc {os.cpu_count()}, "
+          f"load {os.getloadavg()[0]:.2f}")
     print("\nPart 1: one subprocess per fit, one BLAS thread")
     print(f"{'m':>9} {'method':<8} {'time s':>8} {'/EM':>6} {'peak GiB':>9} {'before GiB':>11} {'error':>7}")
     scale = []
     for m in m_list:
-        rows = {meth: run_child(meth, m, 0) for meth in ("em_gmm", "kernel")}
+        rows = {meth: in_child(meth, m, 0) for meth in ("em_gmm", "kernel")}
         for meth, r in rows.items():
             scale.append(r)
             if "failed" in r:
@@ -202,8 +196,7 @@ def main():
     if args.quick:
         return
     OUT.write_text(json.dumps({
-        "environment": {"python": platform.python_version(), "numpy": np.__version__,
-                        "machine": platform.machine(), "nproc": os.cpu_count(), "threads": 1},
+        "environment": {**environment(), "threads": 1},
         "scale": scale, "targets": {"seconds": TARGET_SECONDS, "gib": TARGET_GIB, "ratio": TARGET_RATIO},
         "accuracy": {"m": 2000, "rows": acc, "mean_kernel": mk_, "mean_em": me_, "mean_floor": mf_,
                      "ratio": ratio},

@@ -146,9 +146,6 @@ import datetime
 import gc
 import json
 import os
-import platform
-import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -156,7 +153,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-OUT = Path(__file__).resolve().parents[1] / "chapters" / "data" / "lda_bench.json"
+from mvlib.book import (ChildError, child_reply, data_path, environment, measure_call, merged_sections, run_child,
+                        run_parts, timed, versions_line)
+
+OUT = data_path("lda_bench.json", Path(__file__).resolve().parent)
 LENGTH = 100
 CHUNK = 50_000
 TARGETS = {"scale_seconds": 120.0, "scale_gib": 4.0, "dense_speedup": 10.0, "dense_leaner": 4.0}
@@ -179,20 +179,6 @@ SWEEP_NS = [1_000, 3_000, 10_000, 20_000] if not os.environ.get("LDA_BENCH_QUICK
 SWEEP_METHODS = ["spectral", "sklearn_batch", "lda_gibbs"]
 REUTERS = dict(n_train=300, split_seed=0, k=20, alpha0=1.0, eta=0.01, completion_seed=1,
                completion_steps=100, smoothing=0.01, floor=1e-12)
-
-
-# --------------------------------------------------------------------------- memory
-def _status(key):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 2**20   # kB -> GiB
-    raise KeyError(key)
-
-
-def _reset_peak():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
 
 
 # --------------------------------------------------------------------------- corpora
@@ -269,27 +255,15 @@ def make_estimator(method, k, alpha0, eta, rs):
 def timed_fit(make, X):
     """Fit ``make()`` on X: (fitted estimator, measurements). Memory from the first fit; a fit
     under FAST_SECONDS is repeated twice more on fresh estimators and ``seconds`` is the median."""
-    gc.collect()
-    before = _status("VmRSS")
-    _reset_peak()
     est = make()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        t = time.perf_counter()
-        est.fit(X)
-        seconds = [time.perf_counter() - t]
-    peak = _status("VmHWM")
-    msgs = sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught})
+    fit = measure_call(est.fit, X)
+    seconds = [fit.seconds]
     if seconds[0] < FAST_SECONDS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for _ in range(2):
-                again = make()
-                t = time.perf_counter()
-                again.fit(X)
-                seconds.append(time.perf_counter() - t)
-    return est, {"seconds": float(np.median(seconds)), "seconds_repeats": seconds, "rss_before_gib": before,
-                 "rss_peak_gib": peak, "fit_gib": peak - before, "warnings": msgs}
+            seconds += [timed(make().fit, X)[1] for _ in range(2)]
+    return est, {"seconds": float(np.median(seconds)), "seconds_repeats": seconds, **fit.memory(),
+                 "warnings": fit.warnings}
 
 
 def clone_like(est):
@@ -308,16 +282,14 @@ def child(spec):
         try:
             import tomotopy  # noqa: F401
         except ImportError as e:
-            print(json.dumps({**spec, "skipped": f"import tomotopy failed: {e}"}))
+            child_reply({**spec, "skipped": f"import tomotopy failed: {e}"})
             return
     if spec["part"] == "reuters":
-        print(json.dumps({**spec, **out, **reuters_child(spec)}))
+        child_reply({**spec, **out, **reuters_child(spec)})
         return
     c = CORPORA[spec["corpus"]]
     mu = topics(c)
-    t = time.perf_counter()
-    X = sample_corpus(c, mu)
-    out["generate_seconds"] = time.perf_counter() - t
+    X, out["generate_seconds"] = timed(sample_corpus, c, mu)
     if spec.get("n") and spec["n"] < X.shape[0]:
         X = X[: spec["n"]]
     out["n"], out["nnz"] = X.shape[0], int(X.nnz)
@@ -354,13 +326,11 @@ def child(spec):
         tracemalloc.start()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t = time.perf_counter()
-            est.fit(X)
-            out["traced_seconds"] = time.perf_counter() - t
+            out["traced_seconds"] = timed(est.fit, X)[1]
         out["tracemalloc_peak_gib"] = tracemalloc.get_traced_memory()[1] / 2**30
         tracemalloc.stop()
     out["load_end"] = list(os.getloadavg())
-    print(json.dumps({**spec, **out}))
+    child_reply({**spec, **out})
 
 
 # --------------------------------------------------------------------------- Reuters
@@ -431,21 +401,13 @@ def reuters_child(spec):
 
 
 # --------------------------------------------------------------------------- parent side
-def run_child(spec, threads):
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                "VECLIB_MAXIMUM_THREADS"):
-        env[var] = str(threads)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
-    if res.returncode != 0:
-        tail = (res.stderr.strip().splitlines() or [f"exit code {res.returncode}"])[-1]
-        return {**spec, "failed": tail}
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def fmt(x, spec="8.3f"):
-    return f"{x:{spec}}" if isinstance(x, (int, float)) and x is not None else f"{'-':>{spec.split('.')[0]}}"
+def in_child(spec, threads):
+    """One fit in its own subprocess with ``threads`` BLAS/OpenMP threads (:func:`child`): its
+    measurements, or the last line of what failed."""
+    try:
+        return run_child(__file__, json.dumps(spec), threads=threads)
+    except ChildError as e:
+        return {**spec, "failed": e.last_line}
 
 
 def run_row(r, label):
@@ -464,7 +426,7 @@ def part_scale(threads):
     c = CORPORA["scale"]
     print(f"\nPart 1 (scale): SpectralLDA(20, alpha0=1) on n={c['n']:,} x d={c['d']:,}, {LENGTH} words/doc, "
           f"eta={c['eta']}, alpha_h={c['alpha0'] / c['k']}", flush=True)
-    r = run_child({"part": "scale", "corpus": "scale", "method": "spectral", "rs": 0, "traced": True}, threads)
+    r = in_child({"part": "scale", "corpus": "scale", "method": "spectral", "rs": 0, "traced": True}, threads)
     if "failed" in r:
         print(f"  FAILED: {r['failed']}")
         return {"corpus": c, **r}
@@ -497,7 +459,7 @@ def part_dense(threads):
     runs = {}
     for meth, label in (("implicit", "implicit (default)"), ("dense", "dense (_DENSE_MAX_WORDS=10**9)"),
                         ("spectral_lda", "SpectralLDA(alpha0=0.01), reference")):
-        runs[meth] = r = run_child({"part": "dense", "corpus": "dense", "method": meth, "rs": 0}, threads)
+        runs[meth] = r = in_child({"part": "dense", "corpus": "dense", "method": meth, "rs": 0}, threads)
         print(run_row(r, label), flush=True)
     out = {"corpus": c, "runs": runs}
     i, d = runs["implicit"], runs["dense"]
@@ -543,7 +505,7 @@ def part_compare(threads):
         print(HEADER)
         for meth in COMPARE_METHODS:
             for rs in seeds:
-                r = run_child({"part": "compare", "corpus": corpus, "method": meth, "rs": rs}, threads)
+                r = in_child({"part": "compare", "corpus": corpus, "method": meth, "rs": rs}, threads)
                 runs.append(r)
                 print(run_row(r, f"{meth} rs={rs}"), flush=True)
                 if meth == "tomotopy":
@@ -573,7 +535,7 @@ def part_sweep(threads, compare=None):
             for meth in SWEEP_METHODS:
                 reuse = [r for r in (compare or {}).get("runs", []) if r["corpus"] == corpus and
                          r["method"] == meth and r["rs"] == 0 and r.get("n") == n]
-                r = dict(reuse[0], part="sweep", reused_from="compare") if reuse else run_child(
+                r = dict(reuse[0], part="sweep", reused_from="compare") if reuse else in_child(
                     {"part": "sweep", "corpus": corpus, "method": meth, "rs": 0, "n": n}, threads)
                 runs.append(r)
                 if "seconds" in r:
@@ -592,7 +554,7 @@ def part_reuters(threads):
           f"{'p~0 tokens':>10}  own estimate")
     runs = []
     for meth in COMPARE_METHODS:
-        r = run_child({"part": "reuters", "method": meth, "rs": 0}, threads)
+        r = in_child({"part": "reuters", "method": meth, "rs": 0}, threads)
         runs.append(r)
         if "seconds" not in r:
             print(f"{meth:<16} {'skipped' if 'skipped' in r else 'FAILED'}: {r.get('skipped') or r.get('failed')}")
@@ -638,32 +600,21 @@ def main():
 
     import mvlib
     wall = time.perf_counter()
-    env = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-           "sklearn": sklearn.__version__, "lda": getattr(lda, "__version__", "?"),
-           "mvlib": getattr(mvlib, "__version__", "?"), "machine": platform.machine(), "nproc": os.cpu_count(),
-           "threads": args.threads, "load_start": list(os.getloadavg()),
-           "date": datetime.datetime.now().isoformat(timespec="seconds")}
-    print(f"SpectralLDA benchmark; python {env['python']}, numpy {env['numpy']}, scipy {env['scipy']}, sklearn "
-          f"{env['sklearn']}, lda {env['lda']}, {env['machine']}, nproc {env['nproc']}, threads {args.threads}, "
-          f"load {env['load_start'][0]:.2f}")
+    versions = dict(scipy=scipy.__version__, sklearn=sklearn.__version__, lda=getattr(lda, "__version__", "?"))
+    env = {**environment(**versions, mvlib=getattr(mvlib, "__version__", "?")), "threads": args.threads,
+           "load_start": list(os.getloadavg()), "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    print(f"SpectralLDA benchmark; {versions_line(**versions)}, {env['machine']}, nproc {env['nproc']}, "
+          f"threads {args.threads}, load {env['load_start'][0]:.2f}")
     parts = ["scale", "dense", "compare", "sweep", "reuters"] if args.part == "all" else [args.part]
-    res = {}
-    for part in parts:
-        t = time.perf_counter()
-        if part == "sweep":
-            res[part] = part_sweep(args.threads, res.get("compare"))
-        else:
-            res[part] = {"scale": part_scale, "dense": part_dense, "compare": part_compare,
-                         "reuters": part_reuters}[part](args.threads)
-        res[part]["part_seconds"] = time.perf_counter() - t
-        print(f"[{part}: {res[part]['part_seconds']:.0f} s, load {os.getloadavg()[0]:.2f}]", flush=True)
+    run = {"scale": part_scale, "dense": part_dense, "compare": part_compare, "reuters": part_reuters}
+    res = run_parts(parts, lambda part, done: part_sweep(args.threads, done.get("compare")) if part == "sweep"
+                    else run[part](args.threads))
     total = time.perf_counter() - wall
     env["load_end"] = list(os.getloadavg())
     print(f"\ntotal {total:.0f} s")
     if args.no_json:
         return
-    data = json.loads(OUT.read_text()) if OUT.exists() and args.part != "all" else {}
-    data.update(res)
+    data = merged_sections(OUT, res, keep_others=args.part != "all")
     data.update(environment=env, targets=TARGETS, seconds_total=total, parts_run=parts)
     OUT.write_text(json.dumps(data, indent=1))
     print(f"wrote {OUT}")

@@ -38,9 +38,10 @@ parafac at its defaults (one seed, it is the slow one).
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -52,21 +53,20 @@ def main():
     ap.add_argument("--no-json", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):   # before tensorly and mvlib load
         os.environ[var] = str(args.threads)
     from threadpoolctl import threadpool_limits
     import tensorly as tl
     from tensorly.decomposition import parafac
 
     import mvlib
+    from mvlib.book import data_path, timed
     from mvlib.core.metrics import column_errors
 
     def pf(T, k, seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # SVD init with rank > d pads randomly
-            t = time.perf_counter()
-            cp = parafac(tl.tensor(T), k, random_state=seed)
-            dt = time.perf_counter() - t
+            cp, dt = timed(lambda: parafac(tl.tensor(T), k, random_state=seed))
         return np.asarray(tl.cp_normalize(cp)[1][0]), dt
 
     def score(A, F):
@@ -83,13 +83,10 @@ def main():
         summary = {"mvlib": [], "parafac": [], "power": []}
         for seed in args.seeds:
             T, _, A = mvlib.random_overcomplete_tensor(50, 100, seed)
-            t = time.perf_counter()
-            est = mvlib.OvercompleteTensorDecomposition(100, random_state=seed).fit(T)
-            t_m = time.perf_counter() - t
+            est, t_m = timed(lambda: mvlib.OvercompleteTensorDecomposition(100, random_state=seed).fit(T))
             F_p, t_p = pf(T, 100, seed)
-            t = time.perf_counter()
-            est_pow = mvlib.OvercompleteTensorDecomposition(100, random_state=seed, refine=False).fit(T)
-            t_pow = time.perf_counter() - t
+            est_pow, t_pow = timed(lambda: mvlib.OvercompleteTensorDecomposition(100, random_state=seed,
+                                                                                 refine=False).fit(T))
             for name, F, dt in (("mvlib", est.factors_, t_m), ("power", est_pow.factors_, t_pow),
                                 ("parafac", F_p, t_p)):
                 rec, med = score(A, F)
@@ -130,10 +127,9 @@ def main():
             V = mvlib.labelled_initialization(A.T[y] + rng.standard_normal((len(y), d)) / np.sqrt(d), y, k)
             rows = [("labelled starts", V, 0.0)]
             for refine in (False, True):
-                t = time.perf_counter()
-                est = mvlib.OvercompleteTensorDecomposition(k, init="labels", refine=refine).fit(T, init_vectors=V)
-                rows.append(("labels, power only" if not refine else "labels + ALS", est.factors_,
-                             time.perf_counter() - t))
+                est, dt = timed(lambda: mvlib.OvercompleteTensorDecomposition(k, init="labels", refine=refine)
+                                .fit(T, init_vectors=V))
+                rows.append(("labels, power only" if not refine else "labels + ALS", est.factors_, dt))
             if seed == args.seeds_b[0]:
                 F_p, t_p = pf(T, k, seed)
                 rows.append(("parafac (defaults)", F_p, t_p))
@@ -147,14 +143,12 @@ def main():
                 rows_b.append({"seed": seed, "method": name, "median_error": float(np.median(e)),
                                "recovered": float(np.mean(e < 0.1)), "seconds": float(dt)})
     if not args.no_json:
-        import json
-        from pathlib import Path
         out = {"threads": args.threads, "case_a": {"d": 50, "k": 100, "rows": [
             {"seed": seed, "method": name, "recovered": float(r[0]), "median_error": float(r[1]),
              "seconds": float(r[2])}
             for name in summary for seed, r in zip(args.seeds, summary[name])]},
             "case_b": {"d": 200, "k": 300, "bound": float(bound), "rows": rows_b}}
-        path = Path(__file__).resolve().parents[1] / "chapters" / "data" / "overcomplete_bench.json"
+        path = data_path("overcomplete_bench.json", Path(__file__).resolve().parent)
         path.write_text(json.dumps(out, indent=1))
         print(f"wrote {path}")
 

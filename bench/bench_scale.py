@@ -135,20 +135,19 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import gc
 import json
 import os
-import platform
-import resource
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parents[1] / "chapters" / "data" / "scale_bench.json"
+from mvlib.book import (ChildError, child_reply, data_path, environment, max_rss_gib, measure_call, merged_sections,
+                        run_child, run_parts, thread_env, timed, versions_line)
+
+OUT = data_path("scale_bench.json", Path(__file__).resolve().parent)
 PINS = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
 
 D, K, SIGMA = 200, 10, 1.0
@@ -224,45 +223,12 @@ def first_rows(stream_seed, n):
 
 
 # --------------------------------------------------------------------------- memory and errors
-def _status(key):
-    """A line of /proc/self/status in GiB (VmRSS: now, VmHWM: peak since the last reset)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 2**20
-    raise KeyError(key)
-
-
-def _reset_peak():
-    """Reset the kernel's peak-RSS counter; False where that is not allowed."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _ru_maxrss_gib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # kB on Linux
-
-
 def measured(fit):
     """Run ``fit()`` and return (its result, seconds, memory dict, warnings)."""
-    gc.collect()
-    before = _status("VmRSS")
-    reset = _reset_peak()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        t = time.perf_counter()
-        result = fit()
-        seconds = time.perf_counter() - t
-    peak = _status("VmHWM") if reset else _ru_maxrss_gib()
-    mem = {"rss_before_gib": before, "rss_peak_gib": peak, "fit_gib": peak - before,
-           "ru_maxrss_gib": _ru_maxrss_gib(),
-           "peak_method": "VmHWM after clear_refs" if reset else "ru_maxrss (lifetime peak)"}
-    msgs = sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught})
-    return result, seconds, mem, msgs
+    m = measure_call(fit)
+    mem = {**m.memory(), "ru_maxrss_gib": max_rss_gib(),
+           "peak_method": "VmHWM after clear_refs" if m.peak_reset else "ru_maxrss (lifetime peak)"}
+    return m.result, m.seconds, mem, m.warnings
 
 
 def stuck_level():
@@ -297,9 +263,7 @@ def child_stream(spec):
     if spec.get("traced"):
         import tracemalloc
         tracemalloc.start()
-        t = time.perf_counter()
-        est.fit(gen)
-        out = {"traced_seconds": time.perf_counter() - t,
+        out = {"traced_seconds": timed(est.fit, gen)[1],
                "tracemalloc_peak_gib": tracemalloc.get_traced_memory()[1] / 2**30}
         tracemalloc.stop()
     else:
@@ -393,18 +357,16 @@ def child_dask(spec):
     w, mu = truth()
     X = first_rows(STREAM_SEED, n)
 
-    def timed(data, moments):
+    def fit_reps(data, moments):
         times, est = [], None
         for _ in range(reps):
             est = mvlib.SpectralGMM(K, moments=moments, random_state=0)
-            t = time.perf_counter()
-            est.fit(data)
-            times.append(time.perf_counter() - t)
+            times.append(timed(est.fit, data)[1])
         return est, times
 
     fits, reference = [], {}
     for moments in ("one-pass", "two-pass"):
-        est, times = timed(X, moments)
+        est, times = fit_reps(X, moments)
         reference[moments] = est.means_
         fits.append({"where": "numpy", "workers": None, "moments": moments, "seconds": float(np.median(times)),
                      "seconds_repeats": times, **errors(est.means_, est.weights_, est.covariances_)})
@@ -413,7 +375,7 @@ def child_dask(spec):
     # this subprocess inherited override that default, and they must be in place before a
     # worker imports NumPy, so they are set here, before the workers are spawned (this
     # process's own BLAS was loaded already and keeps its threads).
-    one_thread = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    one_thread = thread_env(1)
     os.environ.update(one_thread)
     for workers in (1, 2):
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -428,7 +390,7 @@ def child_dask(spec):
             wait(Xd)
             persist = time.perf_counter() - t
             for moments in ("one-pass", "two-pass"):
-                est, times = timed(Xd, moments)
+                est, times = fit_reps(Xd, moments)
                 fits.append({"where": "dask", "workers": workers, "moments": moments,
                              "seconds": float(np.median(times)), "seconds_repeats": times,
                              "persist_seconds": persist,
@@ -505,7 +467,7 @@ def child(spec):
     out = {"load_start": list(os.getloadavg())}
     out.update(CHILDREN[spec["part"]](spec))
     out["load_end"] = list(os.getloadavg())
-    print(json.dumps({**spec, **out}))
+    child_reply({**spec, **out})
 
 
 # --------------------------------------------------------------------------- parent side
@@ -527,22 +489,14 @@ def source_state():
             "sha256": {f: hashlib.sha256((root / f).read_bytes()).hexdigest()[:16] for f in SOURCES}}
 
 
-def run_child(spec, threads, timeout=3600):
-    """Run one measurement in a fresh interpreter; its last stdout line is the JSON result."""
-    env = dict(os.environ, MVLIB_PROGRESS="0")
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = str(threads)
-    for var, value in PINS.items():
-        env.setdefault(var, value)
+def in_child(spec, threads, timeout=3600):
+    """Run one measurement in a fresh interpreter (:func:`child`): its JSON result, or what failed."""
+    env = {"MVLIB_PROGRESS": "0", **{var: os.environ.get(var, value) for var, value in PINS.items()}}
     try:
-        p = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True,
-                           text=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {**spec, "failed": f"timed out after {timeout} s"}
-    lines = p.stdout.strip().splitlines()
-    if p.returncode != 0 or not lines:
-        return {**spec, "failed": f"exit {p.returncode}: {p.stderr.strip()[-1500:]}"}
-    return json.loads(lines[-1])
+        return run_child(__file__, json.dumps(spec), threads=threads, env=env, timeout=timeout)
+    except ChildError as e:
+        return {**spec, "failed": f"timed out after {timeout} s" if e.timed_out
+                else f"exit {e.returncode}: {e.stderr.strip()[-1500:]}"}
 
 
 def _ratio(a, b):
@@ -553,11 +507,11 @@ def part_stream(threads):
     n = sizes()["n_stream"]
     print(f"\nPart 1 (stream): SpectralGMM(10, moments='one-pass').fit(generator), {n:,} rows x {D} "
           f"in chunks of {CHUNK:,} ({n * D * 8 / 2**30:.1f} GiB if held whole)", flush=True)
-    res = run_child({"part": "stream"}, threads)
+    res = in_child({"part": "stream"}, threads)
     if "failed" in res:
         print(f"  FAILED: {res['failed']}")
         return res
-    traced = run_child({"part": "stream", "traced": True}, threads)
+    traced = in_child({"part": "stream", "traced": True}, threads)
     if "failed" in traced:
         res["traced_failed"] = traced["failed"]
     else:
@@ -583,7 +537,7 @@ def part_throughput(threads):
     n = sizes()["n_stream"]
     print(f"\nPart 2 (throughput): one pass over the same stream ({n:,} rows); each chunk is generated once "
           "and fed to (a) then (b), each timed alone", flush=True)
-    res = run_child({"part": "throughput"}, threads)
+    res = in_child({"part": "throughput"}, threads)
     if "failed" in res:
         print(f"  FAILED: {res['failed']}")
         return res
@@ -612,7 +566,7 @@ def part_dask(threads):
     n = sizes()["n_dask"]
     print(f"\nPart 3 (dask): first {n:,} rows of the stream, in memory and as a dask.array of "
           f"{len(chunk_sizes(n))} blocks persisted on a LocalCluster; median of 3 fits", flush=True)
-    res = run_child({"part": "dask"}, threads)
+    res = in_child({"part": "dask"}, threads)
     if "failed" in res:
         print(f"  FAILED: {res['failed']}")
         return res
@@ -639,7 +593,7 @@ def part_sweep(threads):
     runs = []
     for n in ns:
         for method in SWEEP_METHODS:
-            runs.append(run_child({"part": "sweep", "method": method, "n": n}, threads))
+            runs.append(in_child({"part": "sweep", "method": method, "n": n}, threads))
     print(f"  {'n':>9} " + " ".join(f"{m + ' s':>20} {'err':>7} {'passes':>6}" for m in SWEEP_METHODS)
           + f" {'EM/1-pass':>9} {'2-pass/1-pass':>13}")
     for n in ns:
@@ -692,34 +646,27 @@ def main():
     wall = time.perf_counter()
     w, mu = truth()
     from scipy.spatial.distance import pdist
-    env = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-           "sklearn": sklearn.__version__, "dask": dask.__version__, "distributed": distributed.__version__,
-           "mvlib": getattr(mvlib, "__version__", "?"), "machine": platform.machine(),
-           "cpu_count": os.cpu_count(), "threads": args.threads,
-           "pins": {v: os.environ.get(v, PINS[v]) for v in PINS},
-           "pins_set_by_caller": all(v in os.environ for v in PINS),
-           "load_start": list(os.getloadavg()), "date": datetime.datetime.now().isoformat(timespec="seconds"),
-           "sources": source_state()}
+    env = environment(scipy=scipy.__version__, sklearn=sklearn.__version__, dask=dask.__version__,
+                      distributed=distributed.__version__, mvlib=getattr(mvlib, "__version__", "?"))
+    env["cpu_count"] = env.pop("nproc")   # this file's name for it, in the same place
+    env.update(threads=args.threads, pins={v: os.environ.get(v, PINS[v]) for v in PINS},
+               pins_set_by_caller=all(v in os.environ for v in PINS), load_start=list(os.getloadavg()),
+               date=datetime.datetime.now().isoformat(timespec="seconds"), sources=source_state())
     s = sizes()
     config = {"d": D, "k": K, "sigma": SIGMA, "chunk_rows": CHUNK, "truth_seed": TRUTH_SEED,
               "stream_seed": STREAM_SEED, "sweep_seed": SWEEP_SEED, "weights": w.tolist(),
               "mean_norms": np.linalg.norm(mu, axis=1).tolist(), "min_mean_distance": float(pdist(mu).min()),
               "sketch_dim": int(min(D, 2 * K + 10)), **s, "quick": bool(args.quick)}
-    print(f"SpectralGMM scale benchmark; python {env['python']}, numpy {env['numpy']}, dask {env['dask']}, "
-          f"sklearn {env['sklearn']}, {env['machine']}, cpus {env['cpu_count']}, threads {args.threads}, "
+    print(f"SpectralGMM scale benchmark; {versions_line(dask=env['dask'], sklearn=env['sklearn'])}, "
+          f"{env['machine']}, cpus {env['cpu_count']}, threads {args.threads}, "
           f"pins {env['pins']}{'' if env['pins_set_by_caller'] else ' (defaulted for the subprocesses)'}, "
           f"load {env['load_start'][0]:.2f}{', QUICK sizes' if args.quick else ''}")
     print(f"mixture: d={D}, k={K}, sigma={SIGMA}, weights {w.min():.3f}-{w.max():.3f}, mean norms "
           f"{min(config['mean_norms']):.1f}-{max(config['mean_norms']):.1f}, "
           f"closest means {config['min_mean_distance']:.1f} apart")
     parts = ["stream", "throughput", "dask", "sweep"] if args.part == "all" else [args.part]
-    res = {}
-    for part in parts:
-        t = time.perf_counter()
-        res[part] = {"stream": part_stream, "throughput": part_throughput, "dask": part_dask,
-                     "sweep": part_sweep}[part](args.threads)
-        res[part]["part_seconds"] = time.perf_counter() - t
-        print(f"[{part}: {res[part]['part_seconds']:.0f} s, load {os.getloadavg()[0]:.2f}]", flush=True)
+    run = {"stream": part_stream, "throughput": part_throughput, "dask": part_dask, "sweep": part_sweep}
+    res = run_parts(parts, lambda part, done: run[part](args.threads))
     total = time.perf_counter() - wall
     env["load_end"] = list(os.getloadavg())
     env["sources_changed_during_run"] = source_state()["sha256"] != env["sources"]["sha256"]
@@ -730,8 +677,7 @@ def main():
         return
     # A single part replaces its own section and keeps the others; "runs" lists every run that
     # wrote the file (a full run starts the list afresh), so each section's origin stays known.
-    data = json.loads(out_path.read_text()) if out_path.exists() and args.part != "all" else {}
-    data.update(res)
+    data = merged_sections(out_path, res, keep_others=args.part != "all")
     run = {"date": env["date"], "parts": parts, "seconds_total": total, "load_start": env["load_start"],
            "load_end": env["load_end"], "sources": env["sources"],
            "sources_changed_during_run": env["sources_changed_during_run"]}

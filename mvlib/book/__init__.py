@@ -20,7 +20,18 @@ Scripts
     :func:`write_json`, :func:`experiment_main` (the command line of a script made of named parts),
     :func:`timed`, :func:`peak_rss_gib` and :func:`reset_peak_rss` (peak
     memory of this process, Linux).
+Benches
+    :func:`run_child` runs one measurement in a fresh interpreter (:func:`thread_env` sizes its
+    thread pools) and reads back what :func:`child_reply` printed, or raises :class:`ChildError`;
+    :func:`measure_call` (time, peak memory and warnings of one call: :class:`Measurement`),
+    :func:`max_rss_gib`, :func:`median_timed` (:class:`Timing`), :func:`thread_limit`;
+    :func:`environment`, :func:`versions_line` and :func:`machine_line` (what ran where),
+    :func:`format_row` (fixed-width tables), :func:`run_parts` and :func:`merged_sections` (benches
+    run by parts).
 """
+from ._bench import (ChildError, Measurement, Timing, child_reply, environment, format_row, machine_line,
+                     max_rss_gib, measure_call, median_timed, merged_sections, run_child, run_parts, thread_env,
+                     thread_limit, versions_line)
 from ._display import glue_text, load_data, show
 from ._figures import figure, label_axes
 from ._records import columns, glue_texts, range_text, rows_where
@@ -37,22 +48,38 @@ from ._runs import (
 )
 
 __all__ = [
+    "ChildError",
+    "Measurement",
+    "Timing",
+    "child_reply",
     "columns",
     "data_path",
+    "environment",
     "experiment_main",
     "figure",
+    "format_row",
     "glue_text",
     "glue_texts",
     "label_axes",
     "load_data",
     "loglog_slope",
+    "machine_line",
+    "max_rss_gib",
     "mean_sd",
+    "measure_call",
+    "median_timed",
+    "merged_sections",
     "peak_rss_gib",
     "range_text",
     "reset_peak_rss",
     "rounded",
     "rows_where",
+    "run_child",
+    "run_parts",
     "show",
+    "thread_env",
+    "thread_limit",
     "timed",
+    "versions_line",
     "write_json",
 ]
