@@ -463,19 +463,25 @@ class NonNegativeFloat:
 
 
 class Options:
-    """One of the strings ``values``. The message lists them as a tuple (``"one of (...)"``),
-    or in words (``"'a', 'b' or 'c'"``) with ``words=True``."""
+    """One of the strings ``values``. The message lists them as a tuple (``style="tuple"``:
+    ``one of ('a', 'b')``), in words (``"words"``: ``'a', 'b' or 'c'``) or as a list (``"list"``:
+    ``one of 'a', 'b', 'c'``), each estimator keeping the sentence its users know."""
 
-    def __init__(self, values, *, words: bool = False):
-        self.values, self.words = tuple(values), words
+    def __init__(self, values, *, style: str = "tuple"):
+        if style not in ("tuple", "words", "list"):
+            raise ValueError(f"style must be 'tuple', 'words' or 'list', got {style!r}")
+        self.values, self.style = tuple(values), style
 
     def __call__(self, value, name):
         if not isinstance(value, str) or value not in self.values:
-            if self.words:
-                quoted = [repr(v) for v in self.values]
+            quoted = [repr(v) for v in self.values]
+            if self.style == "words":
                 listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-                raise ValueError(f"{name} must be {listed}, got {value!r}")
-            raise ValueError(f"{name} must be one of {self.values}, got {value!r}")
+            elif self.style == "list":
+                listed = "one of " + ", ".join(quoted)
+            else:
+                listed = f"one of {self.values}"
+            raise ValueError(f"{name} must be {listed}, got {value!r}")
         return value
 
     def __repr__(self):

@@ -293,7 +293,7 @@ class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
 
     _parameter_constraints = {
         "n_components": Integer(),
-        "covariance_type": Options(("spherical",), words=True),
+        "covariance_type": Options(("spherical",), style="words"),
         "n_restarts": Integer(),
         "n_iterations": Integer(),
         "random_state": RandomState(),

@@ -282,9 +282,9 @@ class SpectralHMM(_SymbolSequences, DensityMixin, MomentEstimator):
     _parameter_constraints = {
         "n_components": Integer(),
         "random_state": RandomState(),
-        "method": Options(("tensor", "observable"), words=True),
+        "method": Options(("tensor", "observable"), style="words"),
         "n_symbols": Unchecked("the symbols 0..n_symbols-1 of the data: checked in fit"),
-        "start": Options(("auto", "first", "stationary"), words=True),
+        "start": Options(("auto", "first", "stationary"), style="words"),
         "min_gap": Rule(min_gap_rule),
         "max_retries": Integer(minimum=0),
         "refine": Boolean(),

@@ -125,7 +125,7 @@ class ObservableOperatorHMM(_SymbolSequences, DensityMixin, MomentEstimator):
         "n_components": Integer(),
         "random_state": RandomState(),
         "n_symbols": Unchecked("the symbols 0..n_symbols-1 of the data: checked in fit"),
-        "start": Options(("auto", "first", "windows"), words=True),
+        "start": Options(("auto", "first", "windows"), style="words"),
         "floor": Rule(_check_floor),
         "n_states": Renamed("n_components"),
     }

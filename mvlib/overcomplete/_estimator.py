@@ -184,7 +184,7 @@ class OvercompleteTensorDecomposition(MomentEstimator):
 
     _parameter_constraints = {
         "n_components": Integer(),
-        "init": Options(_INITS, words=True),
+        "init": Options(_INITS, style="list"),
         "n_restarts": OrNone(Integer()),
         "n_iterations": OrNone(Integer(minimum=0)),
         "refine": Rule(_check_true_false),

@@ -189,7 +189,7 @@ class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mo
     array([0.2, 0.3, 0.5])
     """
 
-    _parameter_constraints = {**SPECTRAL_CONSTRAINTS, "variant": Options(("A", "B"), words=True),
+    _parameter_constraints = {**SPECTRAL_CONSTRAINTS, "variant": Options(("A", "B"), style="words"),
                               **MOMENTS_CONSTRAINTS}
 
     def __init__(self, n_components, method="observable", random_state=None, *,

@@ -148,7 +148,7 @@ class LatentTreeEmbedding(DensityMixin, MomentEstimator):
 
     _parameter_constraints = {
         "ranks": Unchecked("one rank per edge of the tree: checked against the data in fit"),
-        "kernel": Options(("rbf", "delta"), words=True),
+        "kernel": Options(("rbf", "delta"), style="words"),
         "bandwidth": Unchecked("'silverman', or one value per variable: checked against the data in fit"),
         "jitter": NonNegativeFloat(),
         "density_floor": PositiveFloat(),
