@@ -34,20 +34,10 @@ import numpy as np
 
 import mvlib
 from mvlib.book import data_path, write_json
+from mvlib.core.metrics import largest_sine, relative_error
 from mvlib.multiview import MultiViewMixtureModel, random_multiview_model
 
 KINDS = ("categorical", "gaussian")
-
-
-def relative_error(estimate, truth):
-    r""":math:`\|\hat P-P\|_F/\|P\|_F` for arrays of any shape."""
-    return np.linalg.norm(estimate - truth) / np.linalg.norm(truth)
-
-
-def largest_sine(A, B):
-    """Sine of the largest principal angle between the column spaces of A and B (same shape)."""
-    Qa, Qb = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
-    return np.linalg.norm(Qa - Qb @ (Qb.T @ Qa), 2)
 
 
 def convergence(sizes=None, n_reps=6, seed=31415):

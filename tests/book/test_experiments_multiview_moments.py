@@ -26,14 +26,6 @@ def _script(folder, name):
 mm = _script("experiments", "multiview_moments_experiments")
 
 
-def test_largest_sine_of_equal_and_orthogonal_spaces():
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((6, 2))
-    assert mm.largest_sine(A, A @ rng.standard_normal((2, 2))) < 1e-12       # same column space
-    Q = np.linalg.qr(rng.standard_normal((6, 4)))[0]
-    assert abs(mm.largest_sine(Q[:, :2], Q[:, 2:]) - 1) < 1e-12               # orthogonal spaces
-
-
 def test_degenerate_means_are_affine_plus_orthogonal_step():
     ts = [1.0, 0.1]
     means = mm.degenerate_means(ts)
