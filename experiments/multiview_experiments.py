@@ -27,7 +27,8 @@ order, exactly as in the chapter (which checks the stored means against its own)
 
 ``multiview_covariances.json`` — view-3 covariances from samples
     The chapter's covariance model (``default_rng(21)``: M1, M2 3 N(0, 1) of size (8, 3), M3
-    2 N(0, 1) of size (3, 3), three covariances ``random_cov(3)``), n in (20,000, 80,000),
+    2 N(0, 1) of size (3, 3), three covariances ``mvlib.core.cubature.random_cov(3)``; sampled by
+    ``MultiViewMixtureModel`` with ``covariances=[None, None, S3]``), n in (20,000, 80,000),
     five seeds. "distinct": samples ``default_rng(300 + s)``, means from
     ``MultiViewMixture(3, random_state=s)`` passed to ``view_covariances``; "shared" (one view-3
     mean): samples ``default_rng(400 + s)``, ``view_covariances(random_state=s)`` without means.
@@ -65,6 +66,7 @@ from threadpoolctl import threadpool_limits
 
 import mvlib  # noqa: E402
 from mvlib.book import data_path, write_json
+from mvlib.core.cubature import random_cov
 from mvlib.core.metrics import match_columns
 from mvlib.core.observable import mixture_weights
 from mvlib.multiview import MultiViewMixtureModel, view_errors
@@ -131,12 +133,6 @@ def accuracy(sizes=None, n_reps=5, seed=7):
             "weight_error": werrs, "seconds": secs}
 
 
-def random_cov(d, rng):
-    """A random covariance (d, d): A A^T / d + 0.2 I with A standard normal (the chapter's)."""
-    A = rng.standard_normal((d, d))
-    return A @ A.T / d + 0.2 * np.eye(d)
-
-
 def covariance_model():
     """The chapter's covariance model: ``(M1, M2, M3, S3)``, S3 (k, 3, 3), from ``default_rng(21)``."""
     rng_p = np.random.default_rng(21)
@@ -146,18 +142,13 @@ def covariance_model():
     return M1, M2, M3, S3
 
 
-def sample_cov(n, rng, M1, M2, M3, L3, w=W_MIX):
-    """Views 1, 2 with unit spherical noise, view 3 with covariance L3[h] L3[h]^T; returns [X1, X2, X3]."""
-    h = rng.choice(K, size=n, p=w)
-    return [M1[:, h].T + rng.standard_normal((n, M1.shape[0])), M2[:, h].T + rng.standard_normal((n, M2.shape[0])),
-            M3[:, h].T + np.einsum("nij,nj->ni", L3[h], rng.standard_normal((n, M3.shape[0])))]
-
-
 def covariances(n_cov=(20_000, 80_000), seeds=5):
     """Worst relative error of the view-3 covariances, distinct and one shared view-3 mean."""
     M1, M2, M3, S3 = covariance_model()
-    L3 = np.linalg.cholesky(S3)
     M3_one = np.tile(M3[:, [0]], (1, K))
+    # views 1, 2 with unit spherical noise, view 3 with covariance S3[h]
+    distinct, shared = (MultiViewMixtureModel(W_MIX, [M1, M2, M3v], kind="gaussian",
+                                              covariances=[None, None, S3]) for M3v in (M3, M3_one))
 
     def cov_error(S_hat):
         return max(np.linalg.norm(S_hat[h] - S3[h]) / np.linalg.norm(S3[h]) for h in range(K))
@@ -165,12 +156,12 @@ def covariances(n_cov=(20_000, 80_000), seeds=5):
     cov_errs = {case: np.zeros((len(n_cov), seeds)) for case in ("distinct", "shared")}
     for i, n in enumerate(n_cov):
         for s in mvlib.progress(range(seeds), desc=f"n={n}"):
-            X = sample_cov(n, np.random.default_rng(300 + s), M1, M2, M3, L3)
+            X, _ = distinct.sample(n, random_state=np.random.default_rng(300 + s))
             est = mvlib.MultiViewMixture(K, random_state=s).fit(X)
             out = mvlib.view_covariances(X, K, means1=est.means_[0].T, means3=est.means_[2].T)
             p, _ = match_columns(M1, est.means_[0].T)
             cov_errs["distinct"][i, s] = cov_error(out["covariances"][p])
-            X = sample_cov(n, np.random.default_rng(400 + s), M1, M2, M3_one, L3)
+            X, _ = shared.sample(n, random_state=np.random.default_rng(400 + s))
             out = mvlib.view_covariances(X, K, random_state=s)
             D = out["directions1"] / np.linalg.norm(out["directions1"], axis=0)
             p, _ = match_columns(M1 / np.linalg.norm(M1, axis=0), D, sign_invariant=True)

@@ -51,3 +51,39 @@ def test_one_kind_for_all_views_unchanged():
 def test_invalid_laws_and_parameters_are_refused(kind, means, match):
     with pytest.raises(ValueError, match=match):
         MultiViewMixtureModel([0.5, 0.5], means, kind=kind)
+
+
+def test_covariances_sample_is_the_hand_written_draw():
+    # labels, then per view one standard normal matrix; view 3 through its Cholesky factors
+    rng = np.random.default_rng(21)
+    w = np.array([0.5, 0.3, 0.2])
+    M1, M2, M3 = rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), rng.standard_normal((3, 3))
+    A = rng.standard_normal((3, 3, 3))
+    S3 = A @ np.swapaxes(A, 1, 2) / 3 + 0.2 * np.eye(3)
+    model = MultiViewMixtureModel(w, [M1, M2, M3], kind="gaussian", covariances=[None, None, S3])
+    (X1, X2, X3), h = model.sample(2000, random_state=np.random.default_rng(7))
+    ref = np.random.default_rng(7)
+    h_ref = ref.choice(3, size=2000, p=w)
+    X1_ref = M1[:, h_ref].T + ref.standard_normal((2000, 4))
+    X2_ref = M2[:, h_ref].T + ref.standard_normal((2000, 5))
+    X3_ref = M3[:, h_ref].T + np.einsum("nij,nj->ni", np.linalg.cholesky(S3)[h_ref],
+                                        ref.standard_normal((2000, 3)))
+    assert np.array_equal(h, h_ref)
+    for X, R in ((X1, X1_ref), (X2, X2_ref), (X3, X3_ref)):
+        assert np.array_equal(X, R)
+    # within a component, view 3 has that component's covariance
+    (_, _, Y3), g = model.sample(200_000, random_state=1)
+    assert np.abs(np.cov(Y3[g == 2].T) - S3[2]).max() < 0.05
+
+
+def test_covariances_are_checked():
+    w, M = np.array([0.5, 0.5]), [np.eye(2)] * 3
+    S = np.array([np.eye(2), 2 * np.eye(2)])
+    with pytest.raises(ValueError, match="not Gaussian"):
+        MultiViewMixtureModel(w, M, kind=("gaussian", "gaussian", "poisson"), covariances=[None, None, S])
+    with pytest.raises(ValueError, match="positive definite"):
+        MultiViewMixtureModel(w, M, kind="gaussian", covariances=[-S, None, None])
+    with pytest.raises(ValueError, match="symmetric"):
+        MultiViewMixtureModel(w, M, kind="gaussian", covariances=[S[:1], None, None])
+    with pytest.raises(TypeError):
+        MultiViewMixtureModel(w, M, kind="gaussian", covariances=S)
