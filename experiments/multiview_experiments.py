@@ -1,13 +1,38 @@
 r"""Experiments of the three-view chapter; results go to ``chapters/data/multiview_*.json``.
 
-Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/multiview_experiments.py`` (well under a
-minute on 2 cores). The chapter ``chapters/04_three_view_mixtures.ipynb`` loads and plots the
-files; it does not re-run the grids (its time budget is 30 s).
+Run ``OMP_NUM_THREADS=1 python experiments/multiview_experiments.py [NAME ...]`` with NAME among
+``weights accuracy covariances collinear em`` (default: all; a few minutes on one core);
+``--quick`` runs the new three at small sizes and writes nothing. The chapter
+``chapters/04_three_view_mixtures.ipynb`` loads the files, asserts on them, glues from them and
+plots them; it does not re-run the grids (its time budget is 30 s).
 
 The model is the chapter's mixed model: k = 3, weights (0.5, 0.3, 0.2); view 1 Gaussian
 (d = 8, means 3 N(0, 1), unit noise), view 2 Poisson (d = 10, rates Gamma(2, 1.5)), view 3
 Bernoulli (d = 12, probabilities U[0.1, 0.9]), all drawn from ``default_rng(2024)`` in this
 order, exactly as in the chapter (which checks the stored means against its own).
+
+``multiview_weights.json`` — six ways to solve for the weights
+    Ten samples of the mixed model (n = 20,000, ``default_rng(500 + s)``) fitted by
+    ``MultiViewMixture(3, random_state=s)``; the means aligned on view 3, then the weights from
+    ``mixture_weights`` with each view alone, the three stacked (unscaled; scaled by each view's
+    spread; view 1 multiplied by 100). Stored: the max weight error of each variant per sample,
+    and each sample's ratio of largest to smallest view spread.
+
+``multiview_accuracy.json`` — Algorithm B against the tensor route
+    Five sizes ``logspace(3, 5, 5)``, five samples each, all drawn in turn from one
+    ``default_rng(7)``; each sample fitted by ``MultiViewMixture(3, method=m, random_state=r)``
+    for m in ("observable", "tensor"). Stored per size and sample: the worst relative error of
+    the views and the weight error (``mvlib.multiview.view_errors``, aligned on view 3); per
+    size, the mean seconds per fit (``perf_counter`` on the machine that ran the script).
+
+``multiview_covariances.json`` — view-3 covariances from samples
+    The chapter's covariance model (``default_rng(21)``: M1, M2 3 N(0, 1) of size (8, 3), M3
+    2 N(0, 1) of size (3, 3), three covariances ``mvlib.core.cubature.random_cov(3)``; sampled by
+    ``MultiViewMixtureModel`` with ``covariances=[None, None, S3]``), n in (20,000, 80,000),
+    five seeds. "distinct": samples ``default_rng(300 + s)``, means from
+    ``MultiViewMixture(3, random_state=s)`` passed to ``view_covariances``; "shared" (one view-3
+    mean): samples ``default_rng(400 + s)``, ``view_covariances(random_state=s)`` without means.
+    Stored: the worst relative Frobenius error of the three covariances.
 
 ``multiview_collinear.json`` — failure mode: nearly collinear view-3 means
     The view-3 mean of component 3 slides towards that of component 2,
@@ -30,8 +55,8 @@ order, exactly as in the chapter (which checks the stored means against its own)
 """
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -40,12 +65,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import mvlib  # noqa: E402
+from mvlib.book import data_path, write_json
+from mvlib.core.cubature import random_cov
 from mvlib.core.metrics import match_columns
+from mvlib.core.observable import mixture_weights
+from mvlib.multiview import MultiViewMixtureModel, view_errors
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data"
 K = 3
 W_MIX = np.array([0.5, 0.3, 0.2])
 METHODS = ("observable", "tensor")
+VARIANTS = ("view 1 alone", "view 2 alone", "view 3 alone (B.5)", "stacked, unscaled",
+            "stacked, scaled (mvlib)", "stacked, unscaled, view 1 x 100")
 
 
 def mixed_means():
@@ -57,11 +88,85 @@ def mixed_means():
 
 def sample_mixed(n, rng, means, w=W_MIX):
     """Gaussian / Poisson / Bernoulli views given h, as in the chapter; returns ([X1, X2, X3], h)."""
-    h = rng.choice(len(w), size=n, p=w)
-    X1 = means[0][:, h].T + rng.standard_normal((n, means[0].shape[0]))
-    X2 = rng.poisson(means[1][:, h].T).astype(float)
-    X3 = (rng.random((n, means[2].shape[0])) < means[2][:, h].T).astype(float)
-    return [X1, X2, X3], h
+    model = MultiViewMixtureModel(w, means, kind=("gaussian", "poisson", "bernoulli"))
+    return model.sample(n, random_state=rng)
+
+
+def weight_variants(n=20_000, seeds=10):
+    """Max weight error of six least-squares variants (``VARIANTS``) per sample, and view spreads."""
+    M_mix = mixed_means()
+    w_errs = {v: [] for v in VARIANTS}
+    spread = []
+    for s in mvlib.progress(range(seeds), desc="weights"):
+        X, _ = sample_mixed(n, np.random.default_rng(500 + s), M_mix)
+        est = mvlib.MultiViewMixture(K, random_state=s).fit(X)
+        p, _ = match_columns(M_mix[2], est.means_[2].T)
+        Mh = [m.T[:, p] for m in est.means_]
+        mu = [x.mean(axis=0) for x in X]
+        sd = [np.sqrt(x.var(axis=0).mean()) for x in X]
+        spread.append(max(sd) / min(sd))
+        sols = [mixture_weights([Mh[v]], [mu[v]]) for v in range(3)]
+        sols += [mixture_weights(Mh, mu), mixture_weights(Mh, mu, sd),
+                 mixture_weights([100 * Mh[0], Mh[1], Mh[2]], [100 * mu[0], mu[1], mu[2]])]
+        for v, sol in zip(VARIANTS, sols):
+            w_errs[v].append(np.abs(sol / sol.sum() - W_MIX).max())
+    return {"n": n, "seeds": seeds, "variants": list(VARIANTS), "errors": w_errs, "spread": spread}
+
+
+def accuracy(sizes=None, n_reps=5, seed=7):
+    """Worst view error and weight error of both routes, per size and sample; mean seconds per fit."""
+    sizes = np.round(np.logspace(3, 5, 5)).astype(int) if sizes is None else np.asarray(sizes)
+    M_mix, rng_n = mixed_means(), np.random.default_rng(seed)
+    errs = {m: np.zeros((len(sizes), n_reps)) for m in METHODS}
+    werrs = {m: np.zeros((len(sizes), n_reps)) for m in METHODS}
+    secs = {m: np.zeros(len(sizes)) for m in METHODS}
+    for i, n in enumerate(mvlib.progress(sizes, desc="n")):
+        for r in range(n_reps):
+            X, _ = sample_mixed(int(n), rng_n, M_mix)
+            for m in METHODS:
+                t0 = time.perf_counter()
+                est = mvlib.MultiViewMixture(K, method=m, random_state=r).fit(X)
+                secs[m][i] += (time.perf_counter() - t0) / n_reps
+                rel, werr = view_errors(est, M_mix, W_MIX)
+                errs[m][i, r], werrs[m][i, r] = max(rel), werr
+    return {"sizes": sizes, "n_reps": n_reps, "methods": list(METHODS), "error": errs,
+            "weight_error": werrs, "seconds": secs}
+
+
+def covariance_model():
+    """The chapter's covariance model: ``(M1, M2, M3, S3)``, S3 (k, 3, 3), from ``default_rng(21)``."""
+    rng_p = np.random.default_rng(21)
+    M1, M2 = 3 * rng_p.standard_normal((8, K)), 3 * rng_p.standard_normal((8, K))
+    M3 = 2 * rng_p.standard_normal((3, K))
+    S3 = np.array([random_cov(3, rng_p) for _ in range(K)])
+    return M1, M2, M3, S3
+
+
+def covariances(n_cov=(20_000, 80_000), seeds=5):
+    """Worst relative error of the view-3 covariances, distinct and one shared view-3 mean."""
+    M1, M2, M3, S3 = covariance_model()
+    M3_one = np.tile(M3[:, [0]], (1, K))
+    # views 1, 2 with unit spherical noise, view 3 with covariance S3[h]
+    distinct, shared = (MultiViewMixtureModel(W_MIX, [M1, M2, M3v], kind="gaussian",
+                                              covariances=[None, None, S3]) for M3v in (M3, M3_one))
+
+    def cov_error(S_hat):
+        return max(np.linalg.norm(S_hat[h] - S3[h]) / np.linalg.norm(S3[h]) for h in range(K))
+
+    cov_errs = {case: np.zeros((len(n_cov), seeds)) for case in ("distinct", "shared")}
+    for i, n in enumerate(n_cov):
+        for s in mvlib.progress(range(seeds), desc=f"n={n}"):
+            X, _ = distinct.sample(n, random_state=np.random.default_rng(300 + s))
+            est = mvlib.MultiViewMixture(K, random_state=s).fit(X)
+            out = mvlib.view_covariances(X, K, means1=est.means_[0].T, means3=est.means_[2].T)
+            p, _ = match_columns(M1, est.means_[0].T)
+            cov_errs["distinct"][i, s] = cov_error(out["covariances"][p])
+            X, _ = shared.sample(n, random_state=np.random.default_rng(400 + s))
+            out = mvlib.view_covariances(X, K, random_state=s)
+            D = out["directions1"] / np.linalg.norm(out["directions1"], axis=0)
+            p, _ = match_columns(M1 / np.linalg.norm(M1, axis=0), D, sign_invariant=True)
+            cov_errs["shared"][i, s] = cov_error(out["covariances"][p])
+    return {"n": list(n_cov), "seeds": seeds, "S3": S3, "error": cov_errs}
 
 
 def worst_relative_error(means_hat, means_true, on=0):
@@ -138,10 +243,26 @@ def em_compare(n=20_000, seeds=5, n_random=5, settings=(("original", 1.0), ("col
     return out
 
 
-def main():
-    OUT.mkdir(parents=True, exist_ok=True)
-    which = sys.argv[1:] or ["collinear", "em"]
+def main(argv=None):
+    names = ("weights", "accuracy", "covariances", "collinear", "em")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("which", nargs="*", help=f"experiments to run, among {names} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="weights, accuracy, covariances small; write nothing")
+    args = parser.parse_args(argv)
     with threadpool_limits(limits=1):
+        if args.quick:
+            print(weight_variants(n=3000, seeds=2)["errors"])
+            print(accuracy(sizes=[2000, 4000], n_reps=2)["error"])
+            print(covariances(n_cov=(5000,), seeds=2)["error"])
+            return
+        which = args.which or names
+        if set(which) - set(names):
+            parser.error(f"unknown experiments {sorted(set(which) - set(names))}; choose among {names}")
+        # 10 decimals: the chapter prints and fits slopes to these numbers
+        for name, fn in (("weights", weight_variants), ("accuracy", accuracy), ("covariances", covariances)):
+            if name in which:
+                print("wrote", write_json(fn(), data_path(f"multiview_{name}.json"), digits=10))
+        OUT.mkdir(parents=True, exist_ok=True)
         if "collinear" in which:
             res = collinear()
             (OUT / "multiview_collinear.json").write_text(json.dumps(res, indent=1))

@@ -176,3 +176,67 @@ def npmi_coherence(topic_word, X_ref, *, top: int = 10):
         npmi = np.where(p12 <= 0, -1.0, np.where(p12 >= 1, 1.0, npmi))
         out[h] = float(npmi.mean())
     return out
+
+
+def relative_error(estimate, truth) -> float:
+    r"""Relative Frobenius error :math:`\|\hat P-P\|_F/\|P\|_F` of an estimate, any shape.
+
+    Used for the sampling error of empirical moments in :doc:`/chapters/01_multiview_moments`
+    (:math:`\hat P` = ``mvlib.pairs``, ``triples`` or ``triples_slice``, P the population moment).
+
+    Parameters
+    ----------
+    estimate, truth : arrays of the same shape; ``truth`` not zero.
+
+    Returns
+    -------
+    float. Cost O(size).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.core.metrics import relative_error
+    >>> relative_error(np.array([[3.0, 0.0], [0.0, 4.0]]), np.array([[3.0, 0.0], [0.0, 5.0]]))
+    0.171...
+    """
+    estimate, truth = np.asarray(estimate, dtype=float), np.asarray(truth, dtype=float)
+    if estimate.shape != truth.shape:
+        raise ValueError(f"estimate has shape {estimate.shape} but truth has {truth.shape}")
+    norm = np.linalg.norm(truth)
+    if norm == 0:
+        raise ValueError("truth is zero; the relative error is undefined")
+    return float(np.linalg.norm(estimate - truth) / norm)
+
+
+def largest_sine(A, B) -> float:
+    r"""Sine of the largest principal angle between the column spaces of A and B.
+
+    With :math:`Q_A, Q_B` orthonormal bases of the two spaces (QR), this is
+    :math:`\sin\Theta_{\max}=\|Q_A-Q_B Q_B^\top Q_A\|_2` (Golub and Van Loan, *Matrix
+    Computations*, §6.4.3): 0 for the same space, 1 when some direction of one is orthogonal
+    to the other. Used in :doc:`/chapters/01_multiview_moments` to measure how well the top
+    singular vectors of an empirical :math:`\hat P_{12}` span the columns of :math:`M_1`.
+
+    Parameters
+    ----------
+    A, B : arrays (d, r) of full column rank r ≤ d.
+
+    Returns
+    -------
+    float in [0, 1]. Cost O(d r²).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.core.metrics import largest_sine
+    >>> A = np.array([[1.0], [0.0]])
+    >>> largest_sine(A, np.array([[2.0], [0.0]])), largest_sine(A, np.array([[1.0], [1.0]]))
+    (0.0, 0.707...)
+    """
+    A = check_matrix(A, "A")
+    B = check_matrix(B, "B", shape=A.shape, by="A")
+    Qa, Qb = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
+    return float(np.linalg.norm(Qa - Qb @ (Qb.T @ Qa), 2))
+
+
+__all__ += ["relative_error", "largest_sine"]

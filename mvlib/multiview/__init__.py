@@ -1,5 +1,6 @@
 """Three-view mixtures (conditionally independent views): the spectral estimator, the
-generative model with exact moments, per-view covariances and the EM baseline.
+generative model with exact moments, per-view covariances, the EM baseline and the
+errors of a fit against the true view means.
 
 Derived in :doc:`/chapters/04_three_view_mixtures`. The modules of this package are private; these
 names are its public surface.
@@ -7,6 +8,7 @@ names are its public surface.
 from ._covariances import view_covariances
 from ._em import ProductMixtureEM
 from ._estimator import MultiViewMixture
+from ._metrics import view_errors
 from ._model import MultiViewMixtureModel, random_multiview_model
 
 __all__ = [
@@ -15,4 +17,5 @@ __all__ = [
     "ProductMixtureEM",
     "random_multiview_model",
     "view_covariances",
+    "view_errors",
 ]

@@ -7,7 +7,14 @@ provided:
 
 * ``"categorical"``: :math:`x_v=e_i` with probability :math:`(M_v)_{ih}` (columns of
   :math:`M_v` are probability vectors; three words of a single-topic document);
-* ``"gaussian"``: :math:`x_v=\mu_{v,h}+\sigma z`, :math:`z\sim N(0,I)`.
+* ``"gaussian"``: :math:`x_v=\mu_{v,h}+\sigma z`, :math:`z\sim N(0,I)`, or, with per-component
+  covariances :math:`\Sigma_{v,h}=L_{v,h}L_{v,h}^\top` (``covariances``),
+  :math:`x_v=\mu_{v,h}+L_{v,h}z` (the covariance model of :doc:`/chapters/04_three_view_mixtures`);
+* ``"poisson"``: independent coordinates :math:`x_{v,a}\sim\mathrm{Poisson}((M_v)_{ah})`;
+* ``"bernoulli"``: independent coordinates :math:`x_{v,a}\sim\mathrm{Bernoulli}((M_v)_{ah})`.
+
+``kind`` names one law for all three views or a tuple of three, one per view (the mixed
+model of :doc:`/chapters/04_three_view_mixtures`: Gaussian, Poisson and Bernoulli views).
 
 Either way the population moments are (Lemma 3.1; derived and checked in
 :doc:`/chapters/01_multiview_moments`)
@@ -28,11 +35,11 @@ from ..core.validation import check_array, check_matrix, check_positive_int, che
 
 __all__ = ["MultiViewMixtureModel", "random_multiview_model"]
 
-_KINDS = ("categorical", "gaussian")
+_KINDS = ("categorical", "gaussian", "poisson", "bernoulli")
 
 
 class MultiViewMixtureModel:
-    """Three-view mixture with exact population moments.
+    r"""Three-view mixture with exact population moments.
 
     Parameters
     ----------
@@ -40,28 +47,91 @@ class MultiViewMixtureModel:
         Mixing weights, positive, summing to 1.
     means : list of three arrays (d_v, k)
         Conditional means :math:`M_v`; for ``"categorical"`` each column is a
-        probability vector.
-    kind : {"categorical", "gaussian"}
+        probability vector, for ``"poisson"`` the entries are non-negative rates, for
+        ``"bernoulli"`` probabilities in [0, 1].
+    kind : {"categorical", "gaussian", "poisson", "bernoulli"} or a tuple of three of them
+        The conditional law of every view, or of views 1, 2, 3 in turn. The attribute
+        ``kind`` keeps the argument; ``kinds`` is always the tuple of three.
     noise : float, default 1.0
-        Standard deviation σ of the Gaussian views (ignored for categorical).
+        Standard deviation σ of the Gaussian views (ignored for the other laws).
+    covariances : None or list of three entries, each None or an array (k, d_v, d_v)
+        Per-component covariances :math:`\Sigma_{v,h}` (symmetric positive definite) of a
+        Gaussian view v; a view whose entry is None keeps :math:`\sigma^2 I`. Only Gaussian
+        views may have one. The moments :math:`P_{ab}`, :math:`P_{123}` do not depend on them.
+
+    Examples
+    --------
+    A Gaussian, a Poisson and a Bernoulli view of two components; ``sample`` returns the
+    views (n, d_v) and the labels (n,):
+
+    >>> import numpy as np
+    >>> from mvlib.multiview import MultiViewMixtureModel
+    >>> means = [np.array([[-2.0, 2.0]]), np.array([[1.0, 5.0]]), np.array([[0.2, 0.9]])]
+    >>> model = MultiViewMixtureModel([0.5, 0.5], means, kind=("gaussian", "poisson", "bernoulli"))
+    >>> (X1, X2, X3), h = model.sample(4, random_state=0)
+    >>> X1.shape, X2.shape, X3.shape, h.shape
+    ((4, 1), (4, 1), (4, 1), (4,))
+    >>> model.pairs(1, 2)          # M_1 diag(w) M_2^T, whatever the laws
+    array([[4.]])
+
+    Gaussian views with a full covariance per component (here view 3, dimension 2):
+
+    >>> S3 = np.array([[[2.0, 0.5], [0.5, 1.0]], [[1.0, 0.0], [0.0, 0.1]]])
+    >>> M = [np.array([[-2.0, 2.0]]), np.array([[1.0, 5.0]]), np.zeros((2, 2))]
+    >>> cov_model = MultiViewMixtureModel([0.5, 0.5], M, kind="gaussian", covariances=[None, None, S3])
+    >>> (X1, X2, X3), h = cov_model.sample(100_000, random_state=0)
+    >>> np.round(np.cov(X3[h == 0].T), 1)
+    array([[2. , 0.5],
+           [0.5, 1. ]])
     """
 
-    def __init__(self, weights, means, kind: str = "categorical", noise: float = 1.0):
+    def __init__(self, weights, means, kind: str = "categorical", noise: float = 1.0, covariances=None):
         w = check_array(weights, "weights", ndim=1)
         if np.any(w <= 0) or not np.isclose(w.sum(), 1.0, atol=1e-10):
             raise ValueError("weights must be positive and sum to 1")
         if not isinstance(means, (list, tuple)) or len(means) != 3:
             raise TypeError("means must be a list of three arrays (d_v, k)")
         Ms = [check_matrix(M, f"means[{v}]", shape=(None, w.size)) for v, M in enumerate(means)]
-        if kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-        if kind == "categorical":
-            for v, M in enumerate(Ms):
-                if np.any(M < 0) or not np.allclose(M.sum(axis=0), 1.0, atol=1e-10):
-                    raise ValueError(f"means[{v}] must have probability vectors as columns for kind='categorical'")
+        kinds = tuple(kind) if isinstance(kind, (list, tuple)) else (kind,) * 3
+        if len(kinds) != 3 or any(kd not in _KINDS for kd in kinds):
+            raise ValueError(f"kind must be one of {_KINDS} or a tuple of three of them, got {kind!r}")
+        for v, (M, kd) in enumerate(zip(Ms, kinds)):
+            if kd == "categorical" and (np.any(M < 0) or not np.allclose(M.sum(axis=0), 1.0, atol=1e-10)):
+                raise ValueError(f"means[{v}] must have probability vectors as columns for kind='categorical'")
+            if kd == "poisson" and np.any(M < 0):
+                raise ValueError(f"means[{v}] must hold non-negative rates for kind='poisson'")
+            if kd == "bernoulli" and (np.any(M < 0) or np.any(M > 1)):
+                raise ValueError(f"means[{v}] must hold probabilities in [0, 1] for kind='bernoulli'")
         if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not noise > 0:
             raise ValueError(f"noise must be a positive number, got {noise!r}")
         self.weights, self.means, self.kind, self.noise = w, Ms, kind, float(noise)
+        self.kinds = kinds
+        self.covariances, self._chol = self._check_covariances(covariances)
+
+    def _check_covariances(self, covariances):
+        """The per-view covariances (None or (k, d_v, d_v)) and their Cholesky factors."""
+        if covariances is None:
+            return [None] * 3, [None] * 3
+        if not isinstance(covariances, (list, tuple)) or len(covariances) != 3:
+            raise TypeError("covariances must be None or a list of three entries (None or (k, d_v, d_v))")
+        covs, chols = [], []
+        for v, (S, M, kd) in enumerate(zip(covariances, self.means, self.kinds)):
+            if S is None:
+                covs.append(None)
+                chols.append(None)
+                continue
+            if kd != "gaussian":
+                raise ValueError(f"covariances[{v}] is given but view {v + 1} is {kd!r}, not Gaussian")
+            S = check_array(S, f"covariances[{v}]", ndim=3)
+            d, k = M.shape
+            if S.shape != (k, d, d) or not np.allclose(S, np.swapaxes(S, 1, 2)):
+                raise ValueError(f"covariances[{v}] must hold {k} symmetric ({d}, {d}) matrices, got shape {S.shape}")
+            try:
+                chols.append(np.linalg.cholesky(S))
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(f"covariances[{v}] must be positive definite") from exc
+            covs.append(S)
+        return covs, chols
 
     @property
     def n_components(self) -> int:
@@ -73,18 +143,29 @@ class MultiViewMixtureModel:
 
     # ------------------------------------------------------------------ sampling
     def sample(self, n_samples: int, random_state=None):
-        """Draw n_samples samples: returns ``([X1, X2, X3], h)`` with X_v (n_samples, d_v) and labels h (n_samples,).
+        r"""Draw n_samples samples: returns ``([X1, X2, X3], h)`` with X_v (n_samples, d_v) and labels h (n_samples,).
 
-        Categorical views are one-hot rows. Cost O(n Σ d_v).
+        Categorical views are one-hot rows; Poisson views counts and Bernoulli views 0/1
+        indicators, as floats. Draws from one generator: the labels, then views 1, 2, 3 in
+        turn (a Gaussian view: one standard normal (n, d_v) matrix Z, then
+        :math:`M_v[:, h]^\top+\sigma Z`, or :math:`\mu_{v,h}+L_{v,h}z` per row with
+        ``covariances``; Poisson: one ``rng.poisson`` call; Bernoulli: one uniform (n, d_v)
+        matrix). Cost O(n Σ d_v), or O(n Σ d_v²) for views with covariances.
         """
         n = check_positive_int(n_samples, "n_samples")
         rng = check_random_state(random_state)
         h = rng.choice(self.n_components, size=n, p=self.weights)
         views = []
-        for M in self.means:
+        for M, kind, L in zip(self.means, self.kinds, self._chol):
             d = M.shape[0]
-            if self.kind == "gaussian":
+            if kind == "gaussian" and L is not None:
+                X = M[:, h].T + np.einsum("nij,nj->ni", L[h], rng.standard_normal((n, d)))
+            elif kind == "gaussian":
                 X = M[:, h].T + self.noise * rng.standard_normal((n, d))
+            elif kind == "poisson":
+                X = rng.poisson(M[:, h].T).astype(float)
+            elif kind == "bernoulli":
+                X = (rng.random((n, d)) < M[:, h].T).astype(float)
             else:
                 # inverse-CDF per sample, vectorised: column h of the cumulative table
                 cum = np.cumsum(M, axis=0)

@@ -102,6 +102,7 @@ HOMES = {
     ],
     "mvlib.multiview": [
         "MultiViewMixture", "MultiViewMixtureModel", "ProductMixtureEM", "random_multiview_model", "view_covariances",
+        "view_errors",
     ],
     "mvlib.overcomplete": [
         "OvercompleteTensorDecomposition", "ThirdMomentOperator", "als_refine", "asymmetric_power_updates", "cluster_restarts",
