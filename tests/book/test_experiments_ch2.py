@@ -7,27 +7,14 @@ to ``chapters/data``, and no timing is asserted.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("tensorly")
 
 
-def _script(name):
-    """Import experiments/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ch2 = _script("ch2_experiments")
+ch2 = load_script("experiments", "ch2_experiments")
 
 
 def test_power_part_follows_the_closed_form_and_the_basins():

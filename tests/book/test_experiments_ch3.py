@@ -6,26 +6,11 @@ written to ``chapters/data``, and no timing is asserted.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(name):
-    """Import experiments/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ch3 = _script("ch3_experiments")
+ch3 = load_script("experiments", "ch3_experiments")
 
 
 def test_rate_errors_fall_with_n():

@@ -6,26 +6,16 @@ them. No timing is asserted, and nothing is written to ``chapters/data``.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-gmm_chapter = _script("experiments", "gmm_chapter")
+gmm_chapter = load_script("experiments", "gmm_chapter")
 
 
 def _old_sample_gmm(n, M, w, sigmas, rng):

@@ -5,25 +5,10 @@ agree with independent computations. Nothing is written to ``chapters/data``.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-mm = _script("experiments", "multiview_moments_experiments")
+mm = load_script("experiments", "multiview_moments_experiments")
 
 
 def test_degenerate_means_are_affine_plus_orthogonal_step():

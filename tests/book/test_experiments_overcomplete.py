@@ -6,28 +6,18 @@ file has the layout the chapter loads. No timing is asserted, nothing is written
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
+from scripts import load_script
 
 import mvlib
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-budget = _script("experiments", "overcomplete_budget")
+budget = load_script("experiments", "overcomplete_budget")
 
 
 def test_recovered_counts_sign_free_matched_columns():

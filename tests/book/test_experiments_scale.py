@@ -6,28 +6,13 @@ direct computation. No timing is asserted, and nothing is written to ``chapters/
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from scripts import load_script
 
 from mvlib.core.scale import sketch_matrix
 from mvlib.lda import LDASecondMoment
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-scale_experiments = _script("experiments", "scale_experiments")
+scale_experiments = load_script("experiments", "scale_experiments")
 
 
 def test_running_example_draws_as_the_chapter_did():
