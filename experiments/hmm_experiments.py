@@ -60,6 +60,7 @@ Timings are measured with ``time.perf_counter`` on whatever machine runs the scr
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import multiprocessing as mp
 import os
@@ -73,9 +74,21 @@ import numpy as np
 from hmmlearn.hmm import CategoricalHMM
 from threadpoolctl import threadpool_limits
 
-import mvlib  # noqa: E402
-from bench_hmm import K, LENGTH, errors, make_data  # noqa: E402
+import mvlib
 from mvlib.hmm import oo_log_likelihood
+
+
+def _bench_hmm():
+    """``bench/bench_hmm.py`` (the model and data of the benchmark), imported by its path."""
+    if "bench_hmm" not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "bench" / "bench_hmm.py"
+        spec = importlib.util.spec_from_file_location("bench_hmm", path)
+        sys.modules["bench_hmm"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["bench_hmm"])
+    return sys.modules["bench_hmm"]
+
+
+K, LENGTH, errors, make_data = (getattr(_bench_hmm(), name) for name in ("K", "LENGTH", "errors", "make_data"))
 
 ObservableOperatorHMM = mvlib.ObservableOperatorHMM
 

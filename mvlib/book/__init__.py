@@ -10,6 +10,8 @@ Display and glue (chapters)
     prose; :func:`load_data` reads a chapter's data file (``chapters/data/*.json``).
 Small statistics
     :func:`loglog_slope`, :func:`mean_sd`.
+Symbolic checks
+    :func:`is_zero_polynomial` (an exact polynomial identity, without ``sympy.expand``).
 Scripts
     :func:`data_path` (where scripts write chapter data), :func:`rounded` (JSON-ready numbers),
     :func:`write_json`, :func:`timed`, :func:`peak_rss_gib` and :func:`reset_peak_rss` (peak
@@ -17,10 +19,12 @@ Scripts
 """
 from ._display import glue_text, load_data, show
 from ._runs import data_path, loglog_slope, mean_sd, peak_rss_gib, reset_peak_rss, rounded, timed, write_json
+from ._symbolic import is_zero_polynomial
 
 __all__ = [
     "data_path",
     "glue_text",
+    "is_zero_polynomial",
     "load_data",
     "loglog_slope",
     "mean_sd",
