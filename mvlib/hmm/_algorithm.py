@@ -397,6 +397,39 @@ def sample_hmm(pi, T, O, n_sequences: int, length: int, random_state=None):
     return Xs.reshape(-1, 1), np.full(n_sequences, length, dtype=np.int64), H.ravel()
 
 
+def random_hmm(n_components: int, n_symbols: int, random_state=None):
+    r"""A random HMM ``(pi, T, O)`` in the paper's column convention, with a sticky chain.
+
+    See :doc:`/chapters/06_hidden_markov`, whose numerical checks run on these models. With
+    :math:`k` = ``n_components`` and :math:`d` = ``n_symbols``, three draws in this order:
+
+    .. math::
+       T=\tfrac12 I+\tfrac12 D,\quad D_{\cdot j}\sim\mathrm{Dirichlet}(1,\dots,1);\qquad
+       \pi\sim\mathrm{Dirichlet}(1,\dots,1);\qquad
+       O_{\cdot j}\sim\mathrm{Dirichlet}(\tfrac12,\dots,\tfrac12),
+
+    so every state is kept with probability at least 1/2 and the emission laws are peaked.
+    Returns ``pi`` (k,), ``T`` (k, k) column-stochastic (:math:`T_{ij}=\Pr[h_{t+1}=i\mid h_t=j]`)
+    and ``O`` (d, k) column-stochastic. ``random_state``: None, an int or a
+    ``numpy.random.Generator`` (advanced by the draws).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.hmm import random_hmm
+    >>> pi, T, O = random_hmm(3, 6, random_state=0)
+    >>> pi.shape, T.shape, O.shape
+    ((3,), (3, 3), (6, 3))
+    >>> bool(np.allclose(T.sum(axis=0), 1) and np.all(np.diag(T) >= 0.5))
+    True
+    """
+    k = check_positive_int(n_components, "n_components")
+    d = check_positive_int(n_symbols, "n_symbols")
+    rng = check_random_state(random_state)
+    T = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.ones(k), k).T
+    return rng.dirichlet(np.ones(k)), T, rng.dirichlet(np.full(d, 0.5), k).T
+
+
 # --------------------------------------------------------------------------- inference
 def _padded(x, lengths):
     """(n_sequences, max_length) symbol matrix (padding 0) and the position mask."""

@@ -15,6 +15,7 @@ from ._latent_tree import (
                            edge_ranks,
                            random_latent_tree_model,
                            random_tree,
+                           sample_hidden_chain,
                            symmetric_tree_model,
                            tree_decomposition,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "random_latent_tree_model",
     "random_tree",
     "reshaping_errors",
+    "sample_hidden_chain",
     "symmetric_tree_model",
     "tree_decomposition",
     "TreeTensorNetwork",

@@ -38,8 +38,8 @@ from ..core.validation import check_array, check_positive_int, check_random_stat
 from ._tensor_train import _check_tensor, _truncate
 
 __all__ = ["LatentTree", "LatentTreeModel", "TreeTensorNetwork", "binary_tree", "random_tree",
-           "random_latent_tree_model", "symmetric_tree_model", "tree_decomposition", "edge_errors", "edge_ranks",
-           "chain_ranks"]
+           "random_latent_tree_model", "sample_hidden_chain", "symmetric_tree_model", "tree_decomposition",
+           "edge_errors", "edge_ranks", "chain_ranks"]
 
 
 # ---------------------------------------------------------------------------- structure
@@ -296,6 +296,53 @@ def _check_distribution(P, name):
     s = P.sum(axis=1)
     if not np.allclose(s, 1.0, rtol=0, atol=1e-8):
         raise ValueError(f"the rows of {name} must sum to 1, got sums in [{s.min():.6g}, {s.max():.6g}]")
+
+
+def sample_hidden_chain(pi, T, O, n_samples: int, n_steps: int, random_state=None):
+    r"""Sample ``n_samples`` sequences of ``n_steps`` symbols from a hidden Markov chain (rows convention).
+
+    See :doc:`/chapters/08_latent_trees`, where this chain (a caterpillar latent tree) is the
+    running example. With :math:`k` hidden states and :math:`m` symbols, ``pi`` (k,) is the law
+    of :math:`h_1`, ``T`` (k, k) is row-stochastic and ``O`` (k, m) row-stochastic:
+
+    .. math::
+       h_1\sim\pi,\qquad \Pr[h_{j+1}=b\mid h_j=a]=T_{ab},\qquad \Pr[X_j=x\mid h_j=a]=O_{ax}.
+
+    Vectorised over sequences, a loop over the steps; at step j one uniform vector draws the
+    symbols :math:`X_j` by inverse CDF, then one more draws :math:`h_{j+1}` (the first state by
+    ``Generator.choice``). Returns an int array (n_samples, n_steps). With ``O`` the identity the
+    symbols are the hidden states themselves. Cost O(n_samples · n_steps · (k + m)).
+    ``random_state``: None, an int or a ``numpy.random.Generator`` (advanced by the draws).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.tree import sample_hidden_chain
+    >>> T = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> O = np.array([[0.7, 0.2, 0.1], [0.1, 0.2, 0.7]])
+    >>> X = sample_hidden_chain([0.5, 0.5], T, O, 4, 6, random_state=0)
+    >>> X.shape, X.dtype.kind, bool(X.min() >= 0 and X.max() <= 2)
+    ((4, 6), 'i', True)
+    """
+    pi = check_array(pi, "pi", ndim=1)
+    T = check_array(T, "T", ndim=2)
+    O = check_array(O, "O", ndim=2)
+    k = pi.shape[0]
+    if T.shape != (k, k) or O.shape[0] != k:
+        raise ValueError(f"T must be (k, k) and O (k, m) with k = len(pi) = {k}, got {T.shape} and {O.shape}")
+    _check_distribution(pi[None, :], "pi")
+    _check_distribution(T, "T")
+    _check_distribution(O, "O")
+    n = check_positive_int(n_samples, "n_samples")
+    d = check_positive_int(n_steps, "n_steps")
+    rng = check_random_state(random_state)
+    cT, cO = np.cumsum(T, axis=1), np.cumsum(O, axis=1)
+    h = rng.choice(k, size=n, p=pi)
+    X = np.empty((n, d), dtype=np.int64)
+    for j in range(d):
+        X[:, j] = np.minimum((rng.random(n)[:, None] > cO[h]).sum(axis=1), O.shape[1] - 1)
+        h = np.minimum((rng.random(n)[:, None] > cT[h]).sum(axis=1), k - 1)
+    return X
 
 
 def random_latent_tree_model(tree, n_symbols, *, concentration: float = 1.0, random_state=None):

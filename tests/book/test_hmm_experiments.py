@@ -93,3 +93,10 @@ def test_reuters_baum_welch_runs_past_hmmlearns_default_ten_iterations():
     res = hmm_experiments.reuters_split_run(0, ks=(3,), n_random=1, max_iter=25)
     e = res["k"]["3"]
     assert max(r["iters"] for r in e["random_bw"] + [e["spectral_bw"]]) > 10
+
+
+def test_vowels_fit_small_keys_and_stochastic_parameters():
+    out = hmm_experiments.vowels_fit(max_iter=3)
+    assert out["split"] == 0 and out["iters"] <= 3 and isinstance(out["converged"], bool)
+    assert np.allclose(np.sum(out["transmat"], axis=1), 1) and np.allclose(np.sum(out["emissionprob"], axis=1), 1)
+    assert np.asarray(out["emissionprob"]).shape == (2, 27) and np.isclose(np.sum(out["startprob"]), 1)
