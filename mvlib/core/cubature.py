@@ -8,6 +8,17 @@ from .validation import check_array, check_positive_int, check_random_state
 __all__ = ["gaussian_cubature"]
 
 
+
+def _check_view_means(means):
+    """The per-view mean matrices (d_v, k) as float arrays, and their common k."""
+    if not isinstance(means, (list, tuple)) or len(means) < 1:
+        raise TypeError("means must be a list of arrays (d_v, k), one per view")
+    Ms = [check_array(M, name=f"means[{v}]", ndim=2) for v, M in enumerate(means)]
+    k = Ms[0].shape[1]
+    if any(M.shape[1] != k for M in Ms):
+        raise ValueError(f"every view's mean matrix needs k = {k} columns, got {[M.shape for M in Ms]}")
+    return Ms, k
+
 def gaussian_cubature(means, counts, sigmas):
     r"""Rows whose empirical moments of order ≤ 3 equal those of a spherical Gaussian mixture.
 
@@ -68,12 +79,7 @@ def multiview_gaussian_cubature(means, counts, sigmas):
     Used for the exact check of the Gaussian multi-view moments in chapter 1
     (:doc:`/chapters/01_multiview_moments`).
     """
-    if not isinstance(means, (list, tuple)) or len(means) < 1:
-        raise TypeError("means must be a list of arrays (d_v, k), one per view")
-    Ms = [check_array(M, name=f"means[{v}]", ndim=2) for v, M in enumerate(means)]
-    k = Ms[0].shape[1]
-    if any(M.shape[1] != k for M in Ms):
-        raise ValueError(f"every view's mean matrix needs k = {k} columns, got {[M.shape for M in Ms]}")
+    Ms, k = _check_view_means(means)
     counts = np.asarray(counts)
     if counts.shape != (k,) or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 1):
         raise ValueError(f"counts must be {k} positive integers (one per component), got {counts!r}")
@@ -231,12 +237,7 @@ def product_cubature(means, covs, counts):
     >>> float(X1.var()), float(X2.var()), float(np.mean((X1 - 1) * (X2 + 2)))
     (4.0, 9.0, 0.0)
     """
-    if not isinstance(means, (list, tuple)) or len(means) < 1:
-        raise TypeError("means must be a list of arrays (d_v, k), one per view")
-    Ms = [check_array(M, name=f"means[{v}]", ndim=2) for v, M in enumerate(means)]
-    k = Ms[0].shape[1]
-    if any(M.shape[1] != k for M in Ms):
-        raise ValueError(f"every view's mean matrix needs k = {k} columns, got {[M.shape for M in Ms]}")
+    Ms, k = _check_view_means(means)
     if len(covs) != len(Ms) or any(len(covs[v]) != k for v in range(len(Ms))):
         raise ValueError(f"covs must hold {len(Ms)} lists of {k} covariance matrices")
     Ls = []

@@ -1,8 +1,8 @@
 """The introduction's map of the book (chapters/figures/book_map.svg) matches its reading path."""
 from __future__ import annotations
 
-import re
 import importlib.util
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from claims import PENDING, ROOT, check_chapter, load_allowlists, number_tokens
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

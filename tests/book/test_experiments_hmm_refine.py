@@ -6,25 +6,18 @@ row of the committed ``chapters/data/hmm_refine.json`` is reproduced (same draws
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("hmmlearn")
 
 
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hmm_refine = _script("hmm_refine")
+hmm_refine = load_script("experiments", "hmm_refine")
 
 
 def test_small_row_columns_and_two_likelihood_routes_agree():

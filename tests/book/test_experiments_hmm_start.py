@@ -5,25 +5,18 @@ The stored rows are reproduced (same draws, same fit), and the column the chapte
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
+from scripts import load_script
 
 from mvlib import hmm
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hmm_start = _script("hmm_start")
+hmm_start = load_script("experiments", "hmm_start")
 
 
 def test_stored_rows_are_reproduced():

@@ -6,25 +6,18 @@ samples in order), and the stored file is consistent with itself.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("hmmlearn")
 
 
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tree_bandwidth = _script("tree_bandwidth")
+tree_bandwidth = load_script("experiments", "tree_bandwidth")
 
 
 def test_small_run_has_the_keys_the_chapter_reads():

@@ -6,29 +6,16 @@ asserted, and nothing is written to ``chapters/data``.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("hmmlearn")
 pytest.importorskip("lda")
 
 
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_hmm = _script("bench", "bench_hmm")
-hmm_experiments = _script("experiments", "hmm_experiments")
+bench_hmm = load_script("bench", "bench_hmm")
+hmm_experiments = load_script("experiments", "hmm_experiments")
 
 
 def test_reasonable_start_is_diagonal_dominant_and_stochastic():

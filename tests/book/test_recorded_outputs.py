@@ -10,7 +10,6 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-
 from recorded_outputs import EXECUTED, ROOT, compare_notebooks, sanitize_patterns
 
 
