@@ -1,10 +1,12 @@
 r"""Experiments of the chapter "Kernel embeddings of latent variable models" (Song et al. 2014, §8).
 
-Run ``.venv/bin/python experiments/kernel_experiments.py`` (all threads pinned to 1, the synthetic
-grid spread over ``--processes 2``; about 20 minutes on a 2-core machine) or ``--quick`` (a tiny grid, for testing the
-script; results then go to ``/tmp``). Writes ``chapters/data/kernel_experiments.json``,
-which ``chapters/07_kernel_embeddings.ipynb`` loads and plots. The chapter never re-runs
-this script.
+Run ``OMP_NUM_THREADS=1 python experiments/kernel_experiments.py`` from the repository root (all
+threads pinned to 1, the synthetic grid spread over ``--processes 2``; about 20 minutes on a 2-core
+machine), ``--parts NAME ...`` to re-run some parts and keep the others' stored results, or
+``--quick`` (tiny sizes, for testing the script; prints a summary and writes nothing). Writes (numbers
+rounded to ten decimals)
+``chapters/data/kernel_experiments.json``, which ``chapters/07_kernel_embeddings.ipynb`` loads,
+asserts on and plots. The chapter never re-runs this script.
 
 Parts
 -----
@@ -51,6 +53,18 @@ Parts
     applies (bias O(s²), variance O(s^{-d/2} m^{-1/2}) if ρ/σ_k stays bounded): m ∈ {300,
     3000, 30000}, 25 bandwidths from 0.05 to 2, three samples each; ``error`` (dx = 1) and
     ``error_l2``.
+``theorem2_bound``
+    Theorem 2's bound eq-ch7-epsT (δ = 0.05) against the measured ε_T, and the ratios of its two
+    conclusions, for m ∈ {1000, 10⁴, 10⁵}, three samples each (about half a minute).
+``smoothing``
+    The smoothing floor (``smoothing_floor``: the error of the exact densities smoothed at
+    bandwidth s) on the ``bandwidth`` part's grid, and the population smoothing bias of the
+    Gamma(0.8) and N(−4, 1) components at four bandwidths (about a minute).
+``summary``
+    Written on every run from the stored parts (no new fits): the curves, claims, routes and
+    fit times of ``synthetic``, mean ε_T per m of ``theorem2``, the error curves and best
+    bandwidths of the two bandwidth parts, and the largest within-class cross-view correlation
+    of the clustering data sets.
 
 Weighted density error (Song et al. 2014, §8.1)
 -----------------------------------------------
@@ -73,7 +87,6 @@ import multiprocessing as mp  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
@@ -84,8 +97,11 @@ from sklearn.mixture import GaussianMixture  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import mvlib  # noqa: E402
+from mvlib.book import data_path, rounded, write_json  # noqa: E402
+from mvlib.core.tensors import cp_tensor, cp_to_dense, multilinear  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "chapters" / "data" / "kernel_experiments.json"
+PARTS = ["running_example", "synthetic", "clustering", "theorem2", "theorem2_bound", "bandwidth",
+         "bandwidth_smooth", "smoothing"]
 N_GRID = 400
 
 
@@ -416,17 +432,216 @@ def part_bandwidth(s_grid, m_list, reps, smooth=False):
             "components": "smooth" if smooth else "running_example"}
 
 
+# ----------------------------------------------------------------------------- the chapter's measurements
+def smoothing_floor(s, dists=None, w=None):
+    """The error (dx = 1) of the exact component densities smoothed at bandwidth ``s``, no noise:
+    Σ_h π_h ‖p_h * N(0, s²) − p_h‖ on the view-1 grid of ``grids`` (``mvlib.kernel.smoothing_bias``)."""
+    if dists is None:
+        dists, w = running_example_components()
+    grid = grids(dists)[0]
+    dx = grid[1] - grid[0]
+    return sum(p * mvlib.kernel.smoothing_bias(d, s, grid) / np.sqrt(dx) for p, d in zip(w, dists[0]))
+
+
+def part_smoothing(s_grid):
+    """The smoothing floor on the bandwidth part's grid ``s_grid`` and the population smoothing bias
+    of the Gamma(0.8) and N(−4, 1) components at s ∈ {0.02, 0.05, 0.1, 0.2} (its slope in log-log
+    is the order of the bias: 1/2 − α at a pole y^(−α), 2 for a smooth density)."""
+    dists, _ = running_example_components()
+    s_b = [0.02, 0.05, 0.1, 0.2]
+    x_b = np.linspace(-2, 8, 10001)
+    bias = {name: [mvlib.kernel.smoothing_bias(d, b, x_b + shift) for b in s_b]
+            for name, d, shift in (("Gamma(0.8)", dists[0][1], 0.0), ("N(-4, 1)", dists[0][0], -5.0))}
+    return {"s_grid": [float(s) for s in s_grid], "floor": [smoothing_floor(s) for s in s_grid],
+            "bias_bandwidths": s_b, "bias": bias}
+
+
+def population_bumps():
+    """The population section of the chapter: three Gaussians N(−4, 1), N(0.5, 0.7²), N(5, 0.8²),
+    weights (1, 2, 3)/6, in the feature map of D = 96 Gaussian bumps of width a = 0.5. Returns the
+    exact C_{X|H} (D, k), C_{X1X2}, its whitening W and the whitened tensor T (k, k, k)."""
+    m_pop, sd_pop = np.array([-4.0, 0.5, 5.0]), np.array([1.0, 0.7, 0.8])
+    w = np.array([1.0, 2.0, 3.0]) / 6
+    a_feat, centres = 0.5, np.linspace(-9, 10, 96)
+    C_XH = stats.norm.pdf(centres[:, None], m_pop, np.sqrt(sd_pop**2 + a_feat**2))
+    C2 = C_XH @ np.diag(w) @ C_XH.T
+    C3 = cp_to_dense(cp_tensor(w, [C_XH] * 3))
+    W = mvlib.whitening_matrix(C2, 3)
+    T = multilinear(C3, W, W, W)
+    return {"means": m_pop, "sds": sd_pop, "weights": w, "a": a_feat, "centres": centres,
+            "C_XH": C_XH, "C2": C2, "W": W, "T": T}
+
+
+def part_theorem2_bound(sizes, reps, delta=0.05):
+    """Theorem 2 of Song et al. measured in the bump features of ``population_bumps``: ε_T of
+    ``mvlib.kernel.kernel_spectral_decomposition`` (sample whitening rotated onto the population
+    basis by orthogonal Procrustes) against the bound eq-ch7-epsT at δ = ``delta``, and the ratios
+    of the theorem's two conclusions (eigenvalues: ≤ 5 ε_T; embeddings: ≤ 8 ε_T π^(1/2), and the
+    form printed in the paper with π^(−1/2)). Samples ``mvlib.kernel.sample_views``, seed 700 + rep."""
+    pop = population_bumps()
+    C_XH, W, T, w, centres, a = pop["C_XH"], pop["W"], pop["T"], pop["weights"], pop["centres"], pop["a"]
+    x_fine = np.linspace(-15, 16, 20001)
+    rho = float(np.max(np.sum(stats.norm.pdf(x_fine[:, None], centres[None, :], a) ** 2, axis=1)))
+    sigma_k = float(np.linalg.eigvalsh(pop["C2"])[::-1][2])
+    log_d = np.log(2 / delta)
+
+    def eps_bound(m):
+        # the right-hand side of eq-ch7-epsT
+        return (8 * rho**1.5 * np.sqrt(log_d) / (np.sqrt(m) * sigma_k**1.5)
+                + 512 * np.sqrt(2) * rho**3 * log_d**1.5 / (m**1.5 * sigma_k**3 * np.sqrt(w.min())))
+
+    comps = [stats.norm(a_, b_) for a_, b_ in zip(pop["means"], pop["sds"])]
+    rows = []
+    for m in sizes:
+        for rep in range(reps):
+            views, _ = mvlib.kernel.sample_views(comps, w, m, 700 + rep)
+            F = [stats.norm.pdf(v, centres[None, :], a) for v in views]               # (m, D)
+            out = mvlib.kernel.kernel_spectral_decomposition(*F, 3, random_state=rep)
+            U_, _, Vt_ = np.linalg.svd((out["whitening"].T @ C_XH) @ (W.T @ C_XH).T)
+            R = U_ @ Vt_                                      # Procrustes rotation
+            eps_T = np.linalg.norm(multilinear(out["T"], R, R, R) - T)
+            p_ = mvlib.match_columns(C_XH, out["embeddings"])[0]
+            lam_hat, mu_hat = out["eigenvalues"][p_], out["embeddings"][:, p_]
+            mu_dev = np.linalg.norm(w**0.5 * C_XH - mu_hat / lam_hat, axis=0)          # corrected
+            mu_dev_printed = np.linalg.norm(w**-0.5 * C_XH - mu_hat / lam_hat, axis=0)
+            bound = eps_bound(m)
+            rows.append({"m": m, "rep": rep, "eps_T": eps_T, "bound": bound, "eps_over_bound": eps_T / bound,
+                         "lambda_ratio": np.abs(lam_hat - w**-0.5).max() / eps_T,
+                         "embedding_ratio": np.max(mu_dev / (eps_T * w**0.5)),
+                         "embedding_ratio_printed": np.max(mu_dev_printed / (eps_T * w**-0.5))})
+        print(f"theorem2_bound m={m} done", flush=True)
+    return {"rho": rho, "sigma_k": sigma_k, "pi_min": float(w.min()), "delta": delta, "rows": rows}
+
+
+def clustering_within_class(clustering):
+    """Largest |correlation| between features of different views within one class, per data set
+    (the labels serve this diagnosis only), for the view split stored in the clustering part."""
+    out = {}
+    for name, loader in (("wine", load_wine), ("breast_cancer", load_breast_cancer)):
+        Z, y = loader(return_X_y=True)
+        owner = np.empty(Z.shape[1], dtype=int)
+        for v, g in enumerate(clustering[name]["views"]):
+            owner[g] = v
+        across = owner[:, None] != owner[None, :]
+        out[name] = max(np.abs(np.corrcoef(Z[y == c].T))[across].max() for c in np.unique(y))
+    return out
+
+
+# ----------------------------------------------------------------------------- summaries of stored parts
+def margin_below(a, b):
+    """mean(b) − mean(a) − 2 standard errors of the difference: positive when mean(a) is below
+    mean(b) by more than two standard errors (Welch)."""
+    return b.mean() - (a.mean() + 2 * np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+
+
+def synthetic_summary(syn, m_np=1000):
+    """What the chapter plots and asserts from the synthetic rows: per (setting, k, method) the mean
+    and standard deviation over the data sets of the L² error per m (``curves``); per (setting, k)
+    the fitted log-log slope of the kernel error for m ≥ 200, its step from the second-largest to the
+    largest m, error ratios at the largest m (npEM at ``m_np``) and Welch margins (``claims``); the
+    kernel routes, the refused fits and the median fit times at the largest m."""
+    M_GRID = np.array(syn["m_grid"])
+    m_max = int(M_GRID.max())
+
+    def runs(setting, k, method, m, key="errors_l2"):
+        vals = [r[key].get(method) for r in syn["rows"] if (r["setting"], r["k"], r["m"]) == (setting, k, m)]
+        return np.array([v for v in vals if isinstance(v, float)])
+
+    def curve(setting, k, method, key="errors_l2"):
+        out = [runs(setting, k, method, m, key) for m in M_GRID]
+        return (np.array([v.mean() if v.size else np.nan for v in out]),
+                np.array([v.std(ddof=1) if v.size > 1 else np.nan for v in out]))
+
+    curves, claims = {}, []
+    for setting in ("gauss", "gamma"):
+        curves[setting] = {}
+        for k in syn["k_grid"]:
+            curves[setting][str(k)] = {}
+            for method in syn["methods"]:
+                mean, sd = curve(setting, k, method)
+                curves[setting][str(k)][method] = {"mean": mean, "sd": sd}
+            mean_k = curve(setting, k, "kernel")[0]
+            fit = M_GRID >= 200
+            last = {meth: runs(setting, k, meth, m_max) for meth in syn["methods"]}
+
+            def ratio(a, b, m=m_max):
+                return runs(setting, k, a, m).mean() / runs(setting, k, b, m).mean()
+
+            claims.append(dict(
+                setting=setting, k=k, slope=np.polyfit(np.log(M_GRID[fit]), np.log(mean_k[fit]), 1)[0],
+                step=mean_k[-1] / mean_k[-2], kernel_em=ratio("kernel", "em_gmm"),
+                npem_kernel=ratio("npem", "kernel", m_np), hist_kernel=ratio("histogram", "kernel"),
+                diag_full=ratio("em_gmm_diag", "em_gmm"),
+                margin_em_below_kernel=margin_below(last["em_gmm"], last["kernel"]),
+                margin_kernel_below_em=margin_below(last["kernel"], last["em_gmm"]),
+                margin_kernel_below_hist=margin_below(last["kernel"], last["histogram"])))
+    routes = [r.get("kernel_route") for r in syn["rows"]]
+    ran = {meth: [r["seconds"][meth] for r in syn["rows"] if r["m"] == m_max
+                  and isinstance(r["errors"].get(meth), float)] for meth in syn["methods"]}
+    return {"m_max": m_max, "m_np": m_np, "curves": curves, "claims": claims,
+            "routes": {"tensor": routes.count("tensor"), "observable": routes.count("observable"),
+                       "total": len(routes)},
+            "fallback_cells": sorted({(r["setting"], r["k"], r["m"]) for r in syn["rows"]
+                                      if r.get("kernel_route") == "observable"}),
+            "refused": [[r["setting"], r["k"], r["m"], r["errors"]["kernel"]] for r in syn["rows"]
+                        if isinstance(r["errors"].get("kernel"), str)],
+            "median_seconds": {meth: float(np.median(v)) for meth, v in ran.items() if v}}
+
+
+def bandwidth_summary(part, key):
+    """Per m of a bandwidth part: the mean ``key`` error over its samples per bandwidth (NaN where
+    every fit failed), the grid bandwidth of the smallest error, and the vertex of the parabola
+    through that error and its neighbours in log s (a finer estimate of the best bandwidth)."""
+    s_ = np.array(part["s_grid"])
+    out = {"s_grid": s_, "error": {}, "best_grid": {}, "best_vertex": {}}
+    for m in part["m_list"]:
+        runs_s = [[r[key] for r in part["rows"] if r["m"] == m and r["bandwidth"] == b
+                   and isinstance(r[key], float)] for b in s_]
+        err = np.array([np.mean(v) if v else np.nan for v in runs_s])
+        i = int(np.nanargmin(err))
+        out["error"][str(m)], out["best_grid"][str(m)] = err, s_[i]
+        if 0 < i < len(s_) - 1:
+            a, b, c = np.log(err[i - 1:i + 2])
+            out["best_vertex"][str(m)] = float(np.exp(np.log(s_[i]) + 0.5 * np.log(s_[1] / s_[0])
+                                                       * (a - c) / (a - 2 * b + c)))
+    return out
+
+
+def theorem2_summary(th):
+    """Mean ε_T per m over the repetitions, with sample and with population whitening."""
+    m_th = sorted({r["m"] for r in th["rows"]})
+    return {"m": m_th,
+            "eps_T": [np.mean([r["eps_T"] for r in th["rows"] if r["m"] == m]) for m in m_th],
+            "eps_T_population_whitening": [np.mean([r["eps_T_population_whitening"] for r in th["rows"]
+                                                    if r["m"] == m]) for m in m_th]}
+
+
+def summaries(results):
+    """The summaries of the stored parts that are present (no new fits)."""
+    out = {}
+    if "synthetic" in results:
+        out["synthetic"] = synthetic_summary(results["synthetic"])
+    if "theorem2" in results:
+        out["theorem2"] = theorem2_summary(results["theorem2"])
+    for part, key in (("bandwidth", "error"), ("bandwidth_smooth", "error_l2")):
+        if part in results:
+            out[part] = bandwidth_summary(results[part], key)
+    if "clustering" in results:
+        out["clustering_within_class"] = clustering_within_class(results["clustering"])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="tiny grid, output to /tmp")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes; prints a summary, writes nothing")
     ap.add_argument("--methods", nargs="*", default=METHODS,
                     help="synthetic part: methods to (re-)run; the others' stored results are kept")
     ap.add_argument("--processes", type=int, default=2, help="synthetic part: worker processes (default 2)")
-    ap.add_argument("--parts", nargs="*", default=["running_example", "synthetic", "clustering", "theorem2",
-                                                   "bandwidth", "bandwidth_smooth"])
+    ap.add_argument("--parts", nargs="*", default=PARTS,
+                    help="parts to (re-)run; the stored results of the others are kept (none: summaries only)")
     args = ap.parse_args()
-    out_path = Path("/tmp/kernel_experiments_quick.json") if args.quick else OUT
-    results = json.loads(out_path.read_text()) if out_path.exists() else {}
+    out_path = data_path("kernel_experiments.json")
+    results = {} if args.quick or not out_path.exists() else json.loads(out_path.read_text())
     t_start = time.perf_counter()
     with threadpool_limits(1):
         for part in args.parts:
@@ -442,6 +657,9 @@ def main():
             elif part == "theorem2":
                 results[part] = (part_theorem2([100, 1000], 2) if args.quick
                                  else part_theorem2([100, 300, 1000, 3000, 10000, 30000, 100000], 10))
+            elif part == "theorem2_bound":
+                results[part] = (part_theorem2_bound([300, 1000], 1) if args.quick
+                                 else part_theorem2_bound([1000, 10000, 100000], 3))
             elif part == "bandwidth":
                 s_grid = np.geomspace(0.01, 3.0, 6 if args.quick else 13)
                 results[part] = part_bandwidth(s_grid, [200] if args.quick else [300, 3000], 1 if args.quick else 3)
@@ -449,12 +667,20 @@ def main():
                 s_grid = np.geomspace(0.05, 2.0, 6 if args.quick else 25)
                 results[part] = part_bandwidth(s_grid, [200] if args.quick else [300, 3000, 30000],
                                                1 if args.quick else 3, smooth=True)
+            elif part == "smoothing":
+                s_grid = results["bandwidth"]["s_grid"] if "bandwidth" in results else np.geomspace(0.01, 3.0, 13)
+                results[part] = part_smoothing(s_grid[::4] if args.quick else s_grid)
             else:
                 raise SystemExit(f"unknown part {part}")
             results.setdefault("seconds", {})[part] = round(time.perf_counter() - t0, 1)
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            out_path.write_text(json.dumps(results, indent=1))
-    print(f"total {time.perf_counter() - t_start:.0f} s -> {out_path}")
+            if not args.quick:
+                write_json(results, out_path, digits=10)
+        results["summary"] = summaries(results)
+    if args.quick:
+        print(json.dumps(rounded(results["summary"], 4))[:2000])
+    else:
+        write_json(results, out_path, digits=10)
+    print(f"total {time.perf_counter() - t_start:.0f} s" + ("" if args.quick else f" -> {out_path}"))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from ._algorithm import (
 )
 from ._estimator import KernelSpectral
 from ._histogram import HistogramSpectral
+from ._model import sample_views
 from ._npem import NonparametricEM
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "NonparametricEM",
     "nystrom_factor",
     "rbf_kernel",
+    "sample_views",
     "silverman_bandwidth",
     "smoothing_bias",
     "weighted_density_error",
