@@ -51,7 +51,6 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import load_wine
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.mixture import GaussianMixture
 from threadpoolctl import threadpool_limits

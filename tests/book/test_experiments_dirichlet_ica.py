@@ -3,30 +3,16 @@ nothing written to ``chapters/data``. The parts return the keys the chapter read
 part's errors agree with a fit made here from the seeds its docstring documents."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
+from scripts import load_script
 
 import mvlib
 from mvlib.core.metrics import match_columns, matched_error
 from mvlib.lda import LDAModel
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dx = _script("experiments", "dirichlet_ica_experiments")
+dx = load_script("experiments", "dirichlet_ica_experiments")
 
 
 def test_rate_matches_a_direct_fit():

@@ -3,25 +3,10 @@ written to ``chapters/data``; the summaries the chapter reads are checked agains
 whose answers are known, and the Theorem 2 measurement against its own bound."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(folder, name):
-    """Import FOLDER/NAME.py as module NAME (the scripts are run as files, not installed)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-kx = _script("experiments", "kernel_experiments")
+kx = load_script("experiments", "kernel_experiments")
 
 
 def test_bench_kernel_names_still_there():
