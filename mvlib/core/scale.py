@@ -397,16 +397,17 @@ class SketchedMoments:
         out.sum_yyy = self.sum_yyy + other.sum_yyy
         return out
 
-    def _require(self):
+    def require_samples(self):
+        """Raise ``ValueError`` unless the accumulator has seen at least one sample."""
         if self.n == 0:
             raise ValueError("the sketched moments have seen no samples")
 
     def mean(self):
-        self._require()
+        self.require_samples()
         return _finite(self.sum_x / self.n, "mean")
 
     def cross(self):
-        self._require()
+        self.require_samples()
         return _finite(self.sum_xy / self.n, "cross moment")
 
     def second(self):
@@ -414,7 +415,7 @@ class SketchedMoments:
         return 0.5 * (S + S.T)
 
     def third(self):
-        self._require()
+        self.require_samples()
         return _finite(_unpack_triple(self.sum_yyy, self.omega.shape[1]) / self.n, "third moment")
 
     @staticmethod
@@ -564,18 +565,19 @@ class SketchedCountMoments:
             setattr(out, f, getattr(self, f) + getattr(other, f))
         return out
 
-    def _require(self, min_docs=2):
+    def require_documents(self, min_docs=2):
+        """Raise ``ValueError`` unless at least ``min_docs`` documents (of 3 words or more) were seen."""
         if self.n < min_docs:
             raise ValueError(f"X has {self.n} documents with at least 3 words; at least {min_docs} are required")
 
     def mean(self):
         r""":math:`\hat m_1=\frac1n\sum_d c_d/\ell_d` (d,)."""
-        self._require()
+        self.require_documents()
         return self.sum_mean / self.n
 
     def pairs_cross(self):
         r""":math:`\widehat{\mathrm{Pairs}}\,\Omega` (d, K)."""
-        self._require()
+        self.require_documents()
         return _finite((self.pair_cross - self.pair_diag[:, None] * self.omega) / self.n, "pairs")
 
     def pairs_sketch(self):
@@ -585,14 +587,14 @@ class SketchedCountMoments:
 
     def noise_sketch(self):
         """The sign-weighted (symmetrised) sampling error of :meth:`pairs_sketch`, (K, K)."""
-        self._require()
+        self.require_documents()
         O = self.omega
         E = (self.noise_yy - (O * self.noise_diag[:, None]).T @ O) / self.n
         return 0.5 * (E + E.T)
 
     def triples_sketch(self):
         r""":math:`\widehat{\mathrm{Triples}}(\Omega,\Omega,\Omega)` (K, K, K) by inclusion–exclusion."""
-        self._require()
+        self.require_documents()
         O = self.omega
         E1 = triple_product(O, O, self.tri_z)
         E0 = triple_product(O * self.tri_s[:, None], O, O)

@@ -160,7 +160,7 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
                 n_skipped += acc.n_skipped
             else:
                 n_skipped = self._warn_skipped(acc.n_skipped, acc.n + acc.n_skipped)
-            acc._require()
+            acc.require_documents()
             m1 = acc.mean()
             m_y = omega.T @ m1
             C = acc.pairs_cross() - alpha0 / (alpha0 + 1.0) * np.outer(m1, m_y)    # M2 Ω (d, K)

@@ -274,7 +274,7 @@ class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mo
         :math:`\mu_j=\lambda_j\,\widehat{\mathrm{Pairs}}\,\Omega\,W_yv_j` (:func:`mvlib.core.scale.sketch_dewhiten`)."""
         omega = resolve_sketch(sketch_dim, k, d, rng)
         acc = reduce_rows(X, SketchedCountMoments.partial, omega)
-        acc._require()
+        acc.require_documents()
         evals, U = _top_eigvecs(acc.pairs_sketch(), k)
         warn_noise_level(k, evals[k - 1], acc.noise_sketch(), U[:, :k - 1], U[:, :k - 1],
                           "the sketched word-pairs matrix")

@@ -135,6 +135,52 @@ def test_no_private_name_crosses_a_package(name):
     assert not bad, f"mvlib.{name} imports private names of another package: {bad}"
 
 
+def _defined_private_names(package: str) -> set[str]:
+    """Underscore functions, methods and class attributes defined in a package's files."""
+    names = set()
+    for mod, path in MODULES.items():
+        if _family(mod) != package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+#: private members of other libraries that mvlib uses on purpose (``sys._getframe``: warn_user
+#: points a warning at the user's frame, what ``skip_file_prefixes`` does in Python 3.12)
+FOREIGN_PRIVATE = {"_getframe"}
+
+
+def _private_attribute_uses(name: str, path: Path, own: set[str]) -> list[str]:
+    """``obj._attr`` in ``name``'s file where ``_attr`` is not defined in ``name``'s own package
+    and ``obj`` is not ``self``/``cls``: a private member of another package's object."""
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                and node.attr not in own and node.attr not in FOREIGN_PRIVATE):
+            bad.append(f"line {node.lineno}: .{node.attr}")
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _family(n) not in ("", "book")))
+def test_no_private_member_of_another_package_is_used(name):
+    own = _defined_private_names(_family(name))
+    bad = _private_attribute_uses(name, MODULES[name], own)
+    assert not bad, f"mvlib.{name} reaches private members of another package's objects: {bad}"
+
+
+def test_a_private_member_use_would_be_caught(tmp_path):
+    fake = tmp_path / "_estimator.py"
+    fake.write_text("def f(acc, op):\n    acc._require()\n    op._own()\n    return self._x\n")
+    assert _private_attribute_uses("lda._estimator", fake, {"_own"}) == ["line 2: ._require"]
+
+
 def test_no_two_public_modules_share_a_name():
     public = [n for n in MODULES if n and not any(p.startswith("_") for p in n.split("."))]
     leaves = {}
