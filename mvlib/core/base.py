@@ -48,7 +48,7 @@ SPECTRAL_CONSTRAINTS = {
     "min_gap": Rule(min_gap_rule),
     "max_retries": Integer(minimum=0),
 }
-MOMENTS_CONSTRAINTS = {"moments": Options(MOMENTS), "sketch_dim": OrNone(Integer())}
+MOMENTS_CONSTRAINTS = {"moments": Options(MOMENTS), "sketch_dim": OrNone(Integer())}   # = core.scale.check_moments
 #: densities below this floor count as this floor in logarithms (no log 0)
 TINY = 1e-300
 #: probabilities below this floor count as this floor in logarithms (topic and LDA models)

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 from .moments import SymmetricOperator, inv_falling, triple_product
 from .progress import progress
-from .validation import check_array, check_counts, check_positive_int, check_random_state
+from .validation import Integer, Options, OrNone, check_array, check_counts, check_positive_int, check_random_state
 
 __all__ = [
     "MOMENTS",
@@ -63,12 +63,9 @@ MOMENTS = ("two-pass", "one-pass")
 
 
 def check_moments(moments, sketch_dim):
-    """Validate the ``moments`` / ``sketch_dim`` hyper-parameters of an estimator."""
-    if not isinstance(moments, str) or moments not in MOMENTS:
-        raise ValueError(f"moments must be one of {MOMENTS}, got {moments!r}")
-    if sketch_dim is not None:
-        sketch_dim = check_positive_int(sketch_dim, "sketch_dim")
-    return moments, sketch_dim
+    """Validate the ``moments`` / ``sketch_dim`` hyper-parameters of an estimator (the constraints
+    of ``mvlib.core.base.MOMENTS_CONSTRAINTS``)."""
+    return Options(MOMENTS)(moments, "moments"), OrNone(Integer())(sketch_dim, "sketch_dim")
 
 
 def default_sketch_dim(n_components: int, n_features: int) -> int:

@@ -383,12 +383,8 @@ def check_n_features(n_features, expected, estimator: str, name: str = "X") -> N
 
 
 def check_tol(tol):
-    """A convergence tolerance: a finite real number >= 0."""
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"tol must be a real number, got {type(tol).__name__}")
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol={tol} must be a finite number >= 0")
-    return float(tol)
+    """A convergence tolerance: a finite real number >= 0 (the ``NonNegativeFloat`` constraint)."""
+    return NonNegativeFloat()(tol, "tol")
 
 
 def check_bandwidth(bandwidth, name: str = "bandwidth") -> float:
