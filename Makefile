@@ -65,11 +65,14 @@ endef
 
 env: $(STAMP)
 
-# (Re)install whenever the pins or the package metadata change.
+# (Re)install whenever the pins or the package metadata change. pip installs uv at the version the
+# lock pins, and uv installs the lock: the same pinned packages, in about 10 s instead of pip's
+# 110 s here (uv unpacks and links in parallel and compiles no bytecode ahead of use).
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -r requirements.lock
-	$(BIN)/python -m pip install --no-deps -e .
+	$(BIN)/python -m pip install -q "$$(grep -i '^uv==' requirements.lock)"
+	$(BIN)/uv pip install --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
 	touch $@
 
 # Always a clean build: an incremental build re-executes nothing and can hide a failing cell.

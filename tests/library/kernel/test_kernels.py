@@ -272,11 +272,12 @@ def test_cv_subsample_grows_sublinearly():
 
 def test_cv_bandwidth_shrinks_at_the_kde_rate():
     """Ten times the data: the bandwidth shrinks by about 10^(-1/5), not stuck at a cap (the
-    cross-validated choice is noisy, so the median ratio over five samples is asserted)."""
+    cross-validated choice is noisy, so the median ratio over five samples is asserted; over
+    seeds 0-19 in groups of five the medians were 0.58 to 0.63 at these sizes)."""
     ratios = []
     for seed in range(5):
-        x = np.random.default_rng(seed).standard_normal(200_000)
-        ratios.append(cv_bandwidth(x, random_state=0) / cv_bandwidth(x[:20_000], random_state=0))
+        x = np.random.default_rng(seed).standard_normal(50_000)
+        ratios.append(cv_bandwidth(x, random_state=0) / cv_bandwidth(x[:5_000], random_state=0))
     assert 0.5 < np.median(ratios) < 0.8          # 10^(-1/5) = 0.63
     # below the base size every row is used and nothing is rescaled
     assert cv_bandwidth(x[:1000], random_state=0) == cv_bandwidth(x[:1000], random_state=1)
