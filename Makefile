@@ -1,8 +1,8 @@
 # Build and test pipeline of the book.
 #   make book   environment + pinned installs + execute every chapter + HTML in _build/html
-#   make test   make book (each chapter executed once, two at a time), then its executed notebooks
-#               compared with the recorded outputs by nbval's rules, then pytest (tests/) and the
-#               browser check side by side; stages timed
+#   make test   make book (each chapter executed once, two at a time) beside the library tests, then
+#               the browser check, the book tests and the comparison of the executed notebooks with
+#               the recorded outputs by nbval's rules, two at a time; stages timed
 #   make clean  remove build outputs and caches (keeps .venv); make distclean also removes .venv
 #   make record NB=chapters/NN_name.ipynb   re-record a chapter's outputs (NB=all: every chapter)
 #   make page NB=chapters/NN_name.ipynb     -W build of the book executing only that chapter
@@ -61,17 +61,18 @@ define stage
 	  echo "==> stage $$line"; echo "$$line" >> $(STAGES)
 endef
 
-.PHONY: book test test-pytest test-browser test-long clean distclean lock env browser record page nbval lab
+.PHONY: book test test-execution test-library test-book test-recorded test-browser test-long clean distclean lock env browser record page nbval lab
 
 env: $(STAMP)
 
 # (Re)install whenever the pins or the package metadata change. pip installs uv at the version the
-# lock pins, and uv installs the lock: the same pinned packages, in about 10 s instead of pip's
-# 110 s here (uv unpacks and links in parallel and compiles no bytecode ahead of use).
+# lock pins, and uv installs the lock: the same pinned packages, in about 35 s instead of pip's 110 s
+# here (uv unpacks and compiles in parallel). Bytecode is compiled at install time: where
+# PYTHONDONTWRITEBYTECODE is set, as on CI machines, every kernel would otherwise compile what it imports.
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q "$$(grep -i '^uv==' requirements.lock)"
-	$(BIN)/uv pip install --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -r requirements.lock
 	$(BIN)/uv pip install --python $(BIN)/python --no-deps -e .
 	touch $@
 
@@ -98,21 +99,32 @@ browser:
 	      || echo "WARNING: could not install chromium; the browser test will be skipped"; \
 	  else echo "WARNING: chromium missing and not root; the browser test will be skipped"; fi; }
 
-# Each stage is timed; every chapter executes once (in the book build, two at a time). The pytest
-# and browser stages only read _build, so they run side by side, one per core (test-pytest and
-# test-browser under make -j2); each prints its output when it ends, and both are timed as well.
+# Each stage is timed; every chapter executes once (in the book build, two at a time). The stages run
+# two at a time, one per core, in two rounds (make -j2; each prints its output when it ends):
+#   1. the book build beside the library tests, which read no build output (while the chapters
+#      execute they share the cores; while Sphinx writes the HTML on one core they take the other);
+#   2. what reads the build: the browser check, the book tests and the comparison of the executed
+#      notebooks with the recorded ones, longest first, each taking a core as one ends.
 test:
 	@rm -f $(STAGES)
 	@$(call stage,install (.venv from the lock),$(MAKE) --no-print-directory env)
-	@$(call stage,execution (clean -W book build),$(MAKE) --no-print-directory book)
+	@$(call stage,round 1: build + library tests,$(MAKE) --no-print-directory -j2 --output-sync=target browser test-execution test-library)
 	@echo "Execution time of each chapter in this build:"; $(BIN)/python tests/book/recorded_outputs.py
-	@$(call stage,comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests -m recorded -q)
-	@$(call stage,pytest + browser (side by side),$(MAKE) --no-print-directory -j2 --output-sync=target test-pytest test-browser)
+	@$(call stage,round 2: browser + book + comparison,$(MAKE) --no-print-directory -j2 --output-sync=target test-browser test-book test-recorded)
 	@echo "Stage times:"; sed 's/^/  /' $(STAGES)
 
+test-execution:
+	@$(call stage,  execution (clean -W book build),$(MAKE) --no-print-directory book)
+
 # (without the -j2 jobserver flags: tests/book/test_lab.py runs `make lab` itself)
-test-pytest:
-	@$(call stage,  pytest (unit/property/pipeline),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "not recorded and not browser")
+test-library:
+	@$(call stage,  library tests (unit/property),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m library)
+
+test-book:
+	@$(call stage,  book tests (chapters/scripts/lab),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "book and not recorded")
+
+test-recorded:
+	@$(call stage,  comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests -m recorded -q)
 
 test-browser:
 	@$(call stage,  browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests -m browser -rs)

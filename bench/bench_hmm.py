@@ -38,7 +38,7 @@ Accuracy of the moment estimates (part 2)
 Data (the benchmark case of the hidden-Markov chapter): for each seed s, k = 3 states,
 d = 8 symbols; emission rows drawn from Dirichlet(0.4, ..., 0.4) with
 ``numpy.random.default_rng(s)``; the fixed, well-conditioned transition matrix
-``TRANSMAT`` below (hmmlearn layout, rows = next-state distributions; condition number
+``TRANSMAT`` (``mvlib.book.HMM_BENCH``, hmmlearn layout, rows = next-state distributions; condition number
 about 2) and a uniform start. ``hmmlearn.hmm.CategoricalHMM.sample(50, random_state=...)``
 draws 20,000 sequences of length 50 (10⁶ symbols).
 
@@ -80,47 +80,20 @@ import numpy as np
 from hmmlearn.hmm import CategoricalHMM
 
 import mvlib
-from mvlib.book import (data_path, environment, format_row, machine_line, median_timed, thread_limit, timed,
-                        versions_line, write_json)
-from mvlib.hmm import forward_log_likelihood, sample_hmm
+from mvlib.book import (HMM_BENCH, data_path, environment, format_row, hmm_bench_data, hmm_bench_model, machine_line,
+                        median_timed, thread_limit, timed, versions_line, write_json)
+from mvlib.hmm import forward_log_likelihood, parameter_errors, sample_hmm
 
 ObservableOperatorHMM = mvlib.ObservableOperatorHMM
 
 HERE = Path(__file__).resolve().parent
-K, D, CONCENTRATION, LENGTH = 3, 8, 0.4, 50
-TRANSMAT = np.array([[0.80, 0.10, 0.10],
-                     [0.15, 0.70, 0.15],
-                     [0.05, 0.15, 0.80]])
+K, D, CONCENTRATION, LENGTH = (HMM_BENCH[key] for key in ("k", "d", "concentration", "length"))
+TRANSMAT = np.array(HMM_BENCH["transmat"])
 TARGET_ERROR, TARGET_SPEEDUP = 0.05, 5.0
 #: the two layouts of part 1 (n_sequences, length); both hold 10⁶ symbols
 LAYOUTS = {"short": (20_000, 50), "long": (200, 5_000)}
 EM_ITERS, REPEATS = 3, 3
-
-
-def true_model(seed: int) -> CategoricalHMM:
-    """The data-generating CategoricalHMM of one seed."""
-    rng = np.random.default_rng(seed)
-    model = CategoricalHMM(K, n_features=D, init_params="")
-    model.startprob_ = np.full(K, 1.0 / K)
-    model.transmat_ = TRANSMAT.copy()
-    model.emissionprob_ = rng.dirichlet(np.full(D, CONCENTRATION), size=K)
-    return model
-
-
-def make_data(n_sequences: int, seed: int):
-    """X (n_sequences·50, 1), lengths, and the true model, sampled by hmmlearn."""
-    model = true_model(seed)
-    rs = np.random.RandomState(seed)
-    X = np.concatenate([model.sample(LENGTH, random_state=rs)[0] for _ in range(n_sequences)])
-    return X, np.full(n_sequences, LENGTH), model
-
-
-def errors(true, est):
-    """(max |emission error|, max |transition error|) after matching the states."""
-    perm, _ = mvlib.match_columns(true.emissionprob_.T, est.emissionprob_.T)
-    e_O = np.abs(est.emissionprob_[perm] - true.emissionprob_).max()
-    e_T = np.abs(est.transmat_[np.ix_(perm, perm)] - true.transmat_).max()
-    return float(e_O), float(e_T)
+true_model, make_data, errors = hmm_bench_model, hmm_bench_data, parameter_errors
 
 
 def median_time(fn, repeats=REPEATS, divide=1):

@@ -23,7 +23,7 @@ below ``tol``) or at an iteration cap; ``iters`` is the number of EM iterations 
 ``converged`` says whether the gain criterion (not the cap) stopped it.
 
 ``hmm_compare.json`` — synthetic data (list, one row per data set)
-    For seeds 0..4: the model of ``bench/bench_hmm.py`` (k = 3, d = 8, emission rows
+    For seeds 0..4: the model of ``bench/bench_hmm.py`` (``mvlib.book.hmm_bench_model``) (k = 3, d = 8, emission rows
     Dirichlet(0.4), fixed transition matrix, uniform start); 1,000 training sequences of
     length 50 sampled by ``CategoricalHMM.sample`` (``RandomState(seed)``) and 500 held-out
     ones (``RandomState(seed + 1000)``). Baum–Welch from 3 default starts (r = 0..2, key
@@ -68,12 +68,10 @@ Timings are measured with ``time.perf_counter`` on whatever machine runs the scr
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing as mp
 import os
 import re
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -83,21 +81,12 @@ from hmmlearn.hmm import CategoricalHMM
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.book import data_path, rounded, write_json
-from mvlib.hmm import oo_log_likelihood
+from mvlib.book import HMM_BENCH, data_path, hmm_bench_data, rounded, write_json
+from mvlib.hmm import oo_log_likelihood, parameter_errors
 
 
-def _bench_hmm():
-    """``bench/bench_hmm.py`` (the model and data of the benchmark), imported by its path."""
-    if "bench_hmm" not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "bench" / "bench_hmm.py"
-        spec = importlib.util.spec_from_file_location("bench_hmm", path)
-        sys.modules["bench_hmm"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["bench_hmm"])
-    return sys.modules["bench_hmm"]
-
-
-K, LENGTH, errors, make_data = (getattr(_bench_hmm(), name) for name in ("K", "LENGTH", "errors", "make_data"))
+K, LENGTH = HMM_BENCH["k"], HMM_BENCH["length"]
+errors, make_data = parameter_errors, hmm_bench_data
 
 ObservableOperatorHMM = mvlib.ObservableOperatorHMM
 

@@ -28,10 +28,14 @@ Benches
     :func:`environment`, :func:`versions_line` and :func:`machine_line` (what ran where),
     :func:`format_row` (fixed-width tables), :func:`run_parts` and :func:`merged_sections` (benches
     run by parts).
+Shared cases
+    :data:`HMM_BENCH`, :func:`hmm_bench_model` and :func:`hmm_bench_data`: the hidden-Markov
+    benchmark case that ``bench/bench_hmm.py`` and ``experiments/hmm_experiments.py`` both use.
 """
 from ._bench import (ChildError, Measurement, Timing, child_reply, environment, format_row, machine_line,
                      max_rss_gib, measure_call, median_timed, merged_sections, run_child, run_parts, thread_env,
                      thread_limit, versions_line)
+from ._cases import HMM_BENCH, hmm_bench_data, hmm_bench_model
 from ._display import glue_text, load_data, show
 from ._figures import figure, label_axes
 from ._records import columns, glue_texts, range_text, rows_where
@@ -48,6 +52,7 @@ from ._runs import (
 )
 
 __all__ = [
+    "HMM_BENCH",
     "ChildError",
     "Measurement",
     "Timing",
@@ -60,6 +65,8 @@ __all__ = [
     "format_row",
     "glue_text",
     "glue_texts",
+    "hmm_bench_data",
+    "hmm_bench_model",
     "label_axes",
     "load_data",
     "loglog_slope",

@@ -22,6 +22,7 @@ from ._algorithm import (
                          window_views,
 )
 from ._estimator import SpectralHMM, hmm_from_moments
+from ._metrics import parameter_errors
 from ._observable import (
                          oo_joint_probability,
                          oo_log_likelihood,
@@ -45,6 +46,7 @@ __all__ = [
     "oo_operators_from_sequences",
     "oo_start_state",
     "oo_window_moments",
+    "parameter_errors",
     "project_simplex",
     "random_hmm",
     "refine_window_likelihood",

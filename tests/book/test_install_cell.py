@@ -58,6 +58,7 @@ def test_install_cell_makes_mvlib_importable_in_a_bare_environment(tmp_path):
     python = str(env_dir / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_COMPILE"] = "1"   # no bytecode ahead of use: what is tested is the install, not pip's compileall
     before = subprocess.run([python, "-c", "import mvlib"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert before.returncode != 0, "the fresh environment already has mvlib"
     cell = "".join(_first_code_cell(CHAPTERS[0])["source"])
