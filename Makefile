@@ -6,7 +6,8 @@
 #   make clean  remove build outputs and caches (keeps .venv); make distclean also removes .venv
 #   make record NB=chapters/NN_name.ipynb   re-record a chapter's outputs (NB=all: every chapter)
 #   make page NB=chapters/NN_name.ipynb     -W build of the book executing only that chapter
-#   make test-long  the property tests with the "long" hypothesis profile (hundreds of examples)
+#   make test-long  the property tests with the "long" hypothesis profile (hundreds of examples) and
+#               the checks marked `long` (the install cell in a bare environment)
 #   make nbval  re-execute every chapter under nbval itself (a second opinion; not in make test)
 #   make lab    JupyterLab from .venv (its kernel has mvlib), opened at chapters/ (LAB_ARGS: extra options)
 #   make lock   rewrite requirements.lock from the current .venv (after adding a dependency)
@@ -118,10 +119,10 @@ test-execution:
 
 # (without the -j2 jobserver flags: tests/book/test_lab.py runs `make lab` itself)
 test-library:
-	@$(call stage,  library tests (unit/property),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m library)
+	@$(call stage,  library tests (unit/property),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "library and not long")
 
 test-book:
-	@$(call stage,  book tests (chapters/scripts/lab),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "book and not recorded")
+	@$(call stage,  book tests (chapters/scripts/lab),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "book and not recorded and not long")
 
 test-recorded:
 	@$(call stage,  comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests -m recorded -q)
@@ -130,9 +131,10 @@ test-browser:
 	@$(call stage,  browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests -m browser -rs)
 
 # The property tests at full strength (hypothesis "long" profile: hundreds of random models per
-# estimator); `make test` runs the same tests with the few examples of the "ci" profile.
+# estimator; `make test` runs the same tests with the few examples of the "ci" profile), and the
+# checks marked `long` (the install cell in a bare environment).
 test-long: $(STAMP)
-	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest $(PYTEST_BASE) tests/library
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "library or long"
 
 # Re-execute every chapter under nbval itself (slower: a second execution; not part of make test).
 nbval: $(STAMP)

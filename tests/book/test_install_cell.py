@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -52,15 +53,30 @@ def test_install_cell_absent_from_the_rendered_pages():
         assert "MVLIB_SOURCE" not in page.read_text(encoding="utf-8"), f"{page.name} shows the install cell"
 
 
-def test_install_cell_makes_mvlib_importable_in_a_bare_environment(tmp_path):
-    env_dir = tmp_path / "bare"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+def _run_install_cell(tmp_path, *, stack_installed):
+    """Run the install cell in a fresh environment without mvlib; assert it makes mvlib importable
+    from that environment and copies the data files, and does nothing when run again.
+
+    ``stack_installed``: the environment sees the packages of this one (numpy, scipy, pip, …; a
+    path entry, so mvlib's own editable hook is not run), as Colab keeps its scientific stack and
+    pip then installs mvlib alone; otherwise it is bare and pip resolves every dependency range.
+    """
+    env_dir = tmp_path / "env"
+    venv.EnvBuilder(with_pip=not stack_installed).create(env_dir)
     python = str(env_dir / "bin" / "python")
+    if stack_installed:
+        site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        Path(site, "stack.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_NO_COMPILE"] = "1"   # no bytecode ahead of use: what is tested is the install, not pip's compileall
     before = subprocess.run([python, "-c", "import mvlib"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert before.returncode != 0, "the fresh environment already has mvlib"
+    if stack_installed:
+        check = subprocess.run([python, "-c", "import numpy, scipy, sklearn, sympy, tensorly, pip"],
+                               capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert check.returncode == 0, check.stderr[-1000:]
     cell = "".join(_first_code_cell(CHAPTERS[0])["source"])
     # the package's files copied out of the checkout (pip would build inside it otherwise)
     source = tmp_path / "mvlib-src"
@@ -73,11 +89,23 @@ def test_install_cell_makes_mvlib_importable_in_a_bare_environment(tmp_path):
     if run.returncode != 0 and "No matching distribution" in run.stderr + run.stdout:
         pytest.skip(f"the package registry is unreachable: {run.stderr[-300:]}")
     assert run.returncode == 0, run.stderr[-2000:]
-    after = subprocess.run([python, "-c", "import mvlib, sys; print(mvlib.__version__); print(sys.prefix)"],
+    after = subprocess.run([python, "-c", "import mvlib, sys; print(mvlib.__file__); print(sys.prefix)"],
                            capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert after.returncode == 0, after.stderr[-2000:]
-    assert Path(after.stdout.split()[1]).resolve() == env_dir.resolve()
+    where, prefix = after.stdout.split()
+    assert Path(prefix).resolve() == env_dir.resolve() and Path(where).resolve().is_relative_to(env_dir.resolve())
     data = sorted(p.name for p in (tmp_path / "data").glob("*.json"))
     assert data == sorted(p.name for p in (ROOT / "chapters" / "data").glob("*.json")) and data, data
     again = subprocess.run([python, "-c", cell], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     assert again.returncode == 0 and again.stdout == "", "the cell must do nothing once mvlib is installed"
+
+
+def test_install_cell_makes_mvlib_importable_beside_an_installed_scientific_stack(tmp_path):
+    """As on Colab: numpy, scipy, scikit-learn, sympy and tensorly are there, mvlib is not."""
+    _run_install_cell(tmp_path, stack_installed=True)
+
+
+@pytest.mark.long
+def test_install_cell_makes_mvlib_importable_in_a_bare_environment(tmp_path):
+    """Nothing installed: pip resolves and installs every dependency (about 45 s; `make test-long`)."""
+    _run_install_cell(tmp_path, stack_installed=False)

@@ -108,9 +108,9 @@ def browser():
         b.close()
 
 
-def _anchor_exists(html: str, fragment: str) -> bool:
-    frag = re.escape(urllib.parse.unquote(fragment))
-    return re.search(rf'\b(id|name)="{frag}"', html) is not None
+def _anchors(html: str) -> set:
+    """The values of every ``id`` and ``name`` attribute of a page: the fragments a link may target."""
+    return set(re.findall(r'\b(?:id|name)="([^"]*)"', html))
 
 
 _JS_TEXT_OUTSIDE_CODE = """() => {
@@ -173,12 +173,13 @@ def _render_problems(page, page_path, server):
         if target.endswith("/"):
             target += "index.html"
         file = SITE / target
-        if target not in cache:
-            cache[target] = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
-        html = cache[target]
-        if html is None:
+        if target not in cache:   # the anchors of each target page, read once
+            cache[target] = (_anchors(file.read_text(encoding="utf-8", errors="replace"))
+                             if file.is_file() else None)
+        anchors = cache[target]
+        if anchors is None:
             bad_links.append(href)
-        elif fragment and file.suffix == ".html" and not _anchor_exists(html, fragment):
+        elif fragment and file.suffix == ".html" and urllib.parse.unquote(fragment) not in anchors:
             bad_links.append(href)
     if bad_links:
         problems.append(f"internal links that do not resolve: {bad_links[:10]}")
