@@ -1,8 +1,8 @@
 # Build and test pipeline of the book.
 #   make book   environment + pinned installs + execute every chapter + HTML in _build/html
 #   make test   make book (each chapter executed once, two at a time) beside the library tests, then
-#               the browser check, the book tests and the comparison of the executed notebooks with
-#               the recorded outputs by nbval's rules, two at a time; stages timed
+#               the browser check, the comparison of the executed notebooks with the recorded
+#               outputs by nbval's rules and the book tests; two stages at a time, each timed
 #   make clean  remove build outputs and caches (keeps .venv); make distclean also removes .venv
 #   make record NB=chapters/NN_name.ipynb   re-record a chapter's outputs (NB=all: every chapter)
 #   make page NB=chapters/NN_name.ipynb     -W build of the book executing only that chapter
@@ -101,21 +101,27 @@ browser:
 	  else echo "WARNING: chromium missing and not root; the browser test will be skipped"; fi; }
 
 # Each stage is timed; every chapter executes once (in the book build, two at a time). The stages run
-# two at a time, one per core, in two rounds (make -j2; each prints its output when it ends):
-#   1. the book build beside the library tests, which read no build output (while the chapters
-#      execute they share the cores; while Sphinx writes the HTML on one core they take the other);
-#   2. what reads the build: the browser check, the book tests and the comparison of the executed
-#      notebooks with the recorded ones, longest first, each taking a core as one ends.
+# two at a time, one per core (make -j2; each prints its output when it ends), in this order: the
+# book build beside the library tests, which read no build output (while the chapters execute they
+# share the cores; while Sphinx writes the HTML on one core they take the other); then what reads
+# the build, each taking a core as one frees: the browser check (the longest) as soon as the build
+# ends, then the comparison of the executed notebooks with the recorded ones and the book tests.
+# STAGED=1 makes the stages that read the build wait for it; alone, `make test-browser` (etc.)
+# tests the _build that exists.
 test:
 	@rm -f $(STAGES)
 	@$(call stage,install (.venv from the lock),$(MAKE) --no-print-directory env)
-	@$(call stage,round 1: build + library tests,$(MAKE) --no-print-directory -j2 --output-sync=target browser test-execution test-library)
-	@echo "Execution time of each chapter in this build:"; $(BIN)/python tests/book/recorded_outputs.py
-	@$(call stage,round 2: browser + book + comparison,$(MAKE) --no-print-directory -j2 --output-sync=target test-browser test-book test-recorded)
+	@$(call stage,build and tests (two at a time),$(MAKE) --no-print-directory -j2 --output-sync=target STAGED=1 \
+	  browser test-execution test-library test-browser test-recorded test-book)
 	@echo "Stage times:"; sed 's/^/  /' $(STAGES)
+
+ifdef STAGED
+test-browser test-recorded test-book: test-execution
+endif
 
 test-execution:
 	@$(call stage,  execution (clean -W book build),$(MAKE) --no-print-directory book)
+	@echo "Execution time of each chapter in this build:"; $(BIN)/python tests/book/recorded_outputs.py
 
 # (without the -j2 jobserver flags: tests/book/test_lab.py runs `make lab` itself)
 test-library:
