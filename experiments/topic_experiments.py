@@ -1,7 +1,8 @@
 r"""Heavy experiments of the topic-model chapter; results go to ``chapters/data/topic_*.json``.
 
-Run ``OMP_NUM_THREADS=1 .venv/bin/python experiments/topic_experiments.py`` (a few minutes on
-2 cores; ``--quick``: one split, fewer sweeps, to check the script). The chapter
+Run ``OMP_NUM_THREADS=1 python experiments/topic_experiments.py`` (a few minutes on 2 cores;
+``--quick``: one split, fewer sweeps, to check the script; ``tests/book/test_experiments_topic.py``
+runs its functions at small sizes). The chapter
 ``chapters/03_topic_models.ipynb`` loads and plots the files; it does not re-run the fits. The
 chapter's smaller synthetic experiments are in ``experiments/ch3_experiments.py``.
 
