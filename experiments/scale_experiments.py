@@ -1,8 +1,10 @@
-r"""The sample experiments of the chapter on moments at scale; results in ``chapters/data/scale_sketch.json``.
+r"""The sample experiments of the chapter on moments at scale; results in ``chapters/data/scale_sketch.json``
+and ``chapters/data/scale_exact.json``.
 
 Run ``OMP_NUM_THREADS=1 python experiments/scale_experiments.py`` from the repository root
-(about half a minute on one core; ``--quick`` runs every part at small sizes, prints a summary
-and writes nothing). The chapter ``chapters/11_moments_at_scale.ipynb`` loads the file, prints
+(about half a minute on one core; ``python experiments/scale_experiments.py exact`` writes only
+``scale_exact.json``, in about a second; ``--quick`` runs every part at small sizes, prints a summary
+and writes nothing). The chapter ``chapters/11_moments_at_scale.ipynb`` loads the files, prints
 its tables, asserts the claims it makes about the numbers, glues them into the prose and plots
 them. The timings of large runs are ``bench/bench_scale.py`` (``scale_bench.json``), not this
 script. Every part uses the seeds the chapter used when it ran the experiments itself, so the
@@ -27,6 +29,22 @@ Parts (keys of the JSON):
     the fraction of the signal (k-th singular value of the population M2 times Omega, or of
     Omega^T M2 Omega, against that of M2) and of the sampling error E of the corrected M2
     (spectral norm of E Omega or Omega^T E Omega, against that of E) that each route keeps.
+
+Parts of ``scale_exact.json`` (written with every digit, ``digits=None``, because the chapter
+prints the sizes of rounding errors and asserts them against tolerances):
+
+``cubature``
+    The one-pass ``SpectralGMM(4, random_state=0)`` fitted to the cubature data of the running
+    example (``gaussian_cubature(M, [1, 2, 3, 4], sigmas)``, exact population moments up to order
+    three) at the sketch widths K = k, 2k + 10 and d: the largest error of a matched mean, weight
+    and variance, and whether the fit warned that its noise variance rests on a single eigenvalue.
+``k_equals_d``
+    One pass at K = d against two passes, ``random_state=0``, after matching the components: the
+    largest difference of the fitted attributes of ``SpectralGMM`` on the running example
+    (n = 20,000 drawn by ``default_rng(1)``), of ``SpectralTopicModel(3, method="tensor")`` on
+    5,000 documents of 20 words of ``random_topic_model(3, 40, random_state=0)`` (sampled with
+    ``random_state=1``) and of ``SpectralLDA(3, 1.0)`` on 5,000 LDA documents of 3 to 30 words over
+    40 words (topics ``default_rng(5).dirichlet(0.3)``, ``random_state=1``).
 """
 from __future__ import annotations
 
@@ -38,10 +56,12 @@ import numpy as np
 
 import mvlib
 from mvlib.book import data_path, write_json
-from mvlib.core.metrics import matched_error
+from mvlib.core.cubature import gaussian_cubature
+from mvlib.core.metrics import match_columns, matched_error
 from mvlib.core.scale import sketch_matrix
 from mvlib.gmm import SphericalGMMModel
 from mvlib.lda import LDAModel, LDASecondMoment
+from mvlib.topic import random_topic_model
 
 RATE_NS = [1_000, 3_162, 10_000, 31_623, 100_000]   # 10^3 .. 10^5
 KS = [12, 24, 48, 96]
@@ -108,10 +128,87 @@ def kept(Ks=KS, sketches: int = 5, n: int = DOCUMENTS) -> dict:
     return dict(Ks=list(Ks), d=d, sketches=sketches, fractions=out)
 
 
+def running_sample(n: int = 20_000) -> np.ndarray:
+    """The chapter's sample X (n, 30) of the running example, drawn by ``default_rng(1)``."""
+    X, _ = running_example().sample(n, np.random.default_rng(1))
+    return X
+
+
+def cubature(sketch_dims=None) -> dict:
+    """One-pass SpectralGMM on the running example's cubature data, per sketch width K (default k, 2k + 10, d)."""
+    model = running_example()
+    d, k = model.means.shape
+    X = gaussian_cubature(model.means, [1, 2, 3, 4], model.sigmas)          # weights 0.1, ..., 0.4
+    fits = []
+    for K in sketch_dims or (k, 2 * k + 10, d):
+        with warnings.catch_warnings(record=True) as caught:     # at K = k the fit warns that the noise
+            warnings.simplefilter("always")                        # variance rests on one eigenvalue
+            g = mvlib.SpectralGMM(k, random_state=0, moments="one-pass", sketch_dim=K).fit(X)
+        perm, _ = match_columns(model.means, g.means_.T)
+        fits.append(dict(K=K, warned=any("single eigenvalue" in str(w.message) for w in caught),
+                         means=matched_error(model.means, g.means_.T),
+                         weights=np.abs(g.weights_[perm] - model.weights).max(),
+                         variances=np.abs(g.covariances_[perm] - model.sigmas ** 2).max()))
+    return dict(n_points=len(X), d=d, fits=fits)
+
+
+def fit_gap(a, b, attrs, match_attr: str) -> float:
+    """Largest |difference| of the fitted ``attrs`` of a and b after matching b's components to a's
+    by the columns of ``match_attr`` (components along the first axis of every attribute)."""
+    perm = match_columns(np.atleast_2d(getattr(a, match_attr)).T, np.atleast_2d(getattr(b, match_attr)).T)[0]
+    return max(np.abs(getattr(a, at) - getattr(b, at)[perm]).max() for at in attrs)
+
+
+def k_equals_d(n: int = 20_000, n_docs: int = 5000) -> dict:
+    """One pass at K = d against two passes: estimator name -> largest difference (see the docstring)."""
+    gaps = {}
+    X = running_sample(n)
+    g2, g1 = (mvlib.SpectralGMM(4, random_state=0, moments=m, sketch_dim=30 if m == "one-pass" else None).fit(X)
+              for m in ("two-pass", "one-pass"))
+    gaps["SpectralGMM"] = fit_gap(g2, g1, ("means_", "weights_", "covariances_"), "means_")
+    X_top, _ = random_topic_model(3, 40, random_state=0).sample(n_docs, 20, random_state=1)
+    t2, t1 = (mvlib.SpectralTopicModel(3, method="tensor", random_state=0, moments=m,
+                                       sketch_dim=40 if m == "one-pass" else None).fit(X_top)
+              for m in ("two-pass", "one-pass"))
+    gaps["SpectralTopicModel (tensor)"] = fit_gap(t2, t1, ("topic_word_", "weights_"), "topic_word_")
+    mu40 = np.random.default_rng(5).dirichlet(np.full(40, 0.3), size=3)
+    X_l40, _ = LDAModel(ALPHA, mu40).sample(n_docs, (3, 30), random_state=1)
+    l2, l1 = (mvlib.SpectralLDA(3, 1.0, random_state=0, moments=m, sketch_dim=40 if m == "one-pass" else None)
+              .fit(X_l40) for m in ("two-pass", "one-pass"))
+    gaps["SpectralLDA"] = fit_gap(l2, l1, ("topic_word_", "alpha_"), "topic_word_")
+    return gaps
+
+
+def exact_main(quick: bool = False) -> None:
+    """Run the parts of ``scale_exact.json`` (``--quick``: smaller samples, nothing written)."""
+    t0 = time.perf_counter()
+    exact = dict(cubature=cubature(), k_equals_d=k_equals_d(n=2000, n_docs=1000) if quick else k_equals_d())
+    worst = max(max(f["means"], f["weights"], f["variances"]) for f in exact["cubature"]["fits"])
+    gaps = ", ".join(f"{name} {gap:.1e}" for name, gap in exact["k_equals_d"].items())
+    print(f"exact: largest cubature error {worst:.1e}; K = d against two passes: {gaps}; "
+          f"{time.perf_counter() - t0:.1f} s")
+    if quick:
+        return
+    exact["description"] = ("chapter 11: one-pass fits on exact (cubature) data and at K = d against two passes; "
+                            "see experiments/scale_experiments.py")
+    exact["total_seconds"] = time.perf_counter() - t0
+    print(f"wrote {write_json(exact, data_path('scale_exact.json'), digits=None)}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="which files to write, 'sketch' (scale_sketch.json) and/or 'exact' (scale_exact.json); "
+                             "default both")
     parser.add_argument("--quick", action="store_true", help="small sizes, print a summary, write nothing")
     args = parser.parse_args(argv)
+    files = args.files or ["sketch", "exact"]
+    if set(files) - {"sketch", "exact"}:
+        parser.error(f"unknown files {sorted(set(files) - {'sketch', 'exact'})}; choose from sketch, exact")
+    if "exact" in files:
+        exact_main(args.quick)
+    if "sketch" not in files:
+        return
     t0 = time.perf_counter()
     if args.quick:
         out = dict(rate=rate(ns=[1000, 3162], reps=2), price=price(seeds=range(1), Ks=[12, 48], n=1000),

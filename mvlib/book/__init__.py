@@ -50,10 +50,12 @@ from ._runs import (
     timed,
     write_json,
 )
+from ._streams import CountedChunks, local_client
 
 __all__ = [
     "HMM_BENCH",
     "ChildError",
+    "CountedChunks",
     "Measurement",
     "Timing",
     "child_reply",
@@ -69,6 +71,7 @@ __all__ = [
     "hmm_bench_model",
     "label_axes",
     "load_data",
+    "local_client",
     "loglog_slope",
     "machine_line",
     "max_rss_gib",

@@ -1,8 +1,9 @@
 """Quick checks of ``experiments/scale_experiments.py`` (the sample experiments of chapter 11).
 
 Small sizes only (a few seconds): the functions return the keys and shapes the chapter reads,
-the running example is drawn as the chapter used to draw it, and the kept fractions agree with a
-direct computation. No timing is asserted, and nothing is written to ``chapters/data``.
+the running example is drawn as the chapter used to draw it, the kept fractions agree with a
+direct computation, and the exact parts (cubature data, K = d) hold to rounding. No timing is
+asserted, and nothing is written to ``chapters/data``.
 """
 from __future__ import annotations
 
@@ -46,3 +47,28 @@ def test_kept_fractions_match_a_direct_computation():
                       (sketch_matrix(300, 24, random_state=s) for s in range(2))]) / np.linalg.norm(E, 2)
     assert np.isclose(out["fractions"]["sketch noise"][0], direct)
     assert all(0 < v[0] < 1 for v in out["fractions"].values())
+
+
+def test_cubature_fits_are_exact_and_warn_only_at_k():
+    out = scale_experiments.cubature()
+    assert out["d"] == 30 and out["n_points"] > 0
+    assert [f["K"] for f in out["fits"]] == [4, 18, 30]
+    assert [f["warned"] for f in out["fits"]] == [True, False, False]
+    assert all(max(f["means"], f["weights"], f["variances"]) < 1e-8 for f in out["fits"])
+
+
+def test_k_equals_d_small_gaps_and_the_chapter_keys():
+    gaps = scale_experiments.k_equals_d(n=2000, n_docs=1000)
+    assert list(gaps) == ["SpectralGMM", "SpectralTopicModel (tensor)", "SpectralLDA"]
+    assert gaps["SpectralGMM"] < 1e-10 and gaps["SpectralTopicModel (tensor)"] < 1e-10
+    assert gaps["SpectralLDA"] < 1e-6                  # randomized range finder in the two-pass route
+
+
+def test_fit_gap_matches_components_before_comparing():
+    class Fit:
+        def __init__(self, means, weights):
+            self.means_, self.weights_ = means, weights
+
+    a = Fit(np.array([[0.0, 1.0], [5.0, 5.0]]), np.array([0.3, 0.7]))
+    b = Fit(a.means_[::-1] + 1e-3, a.weights_[::-1])             # same components, other order
+    assert np.isclose(scale_experiments.fit_gap(a, b, ("means_", "weights_"), "means_"), 1e-3)
