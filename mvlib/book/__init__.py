@@ -13,6 +13,8 @@ Figures
     figure), :func:`label_axes`.
 Records (lists of dicts loaded from a data file)
     :func:`rows_where`, :func:`columns`, :func:`range_text` ("LOW to HIGH"), :func:`glue_texts`.
+Checks
+    :func:`raised` (the message of the error a call must raise).
 Small statistics
     :func:`loglog_slope`, :func:`mean_sd`.
 Scripts
@@ -36,6 +38,7 @@ from ._bench import (ChildError, Measurement, Timing, child_reply, environment, 
                      max_rss_gib, measure_call, median_timed, merged_sections, run_child, run_parts, thread_env,
                      thread_limit, versions_line)
 from ._cases import HMM_BENCH, hmm_bench_data, hmm_bench_model
+from ._checks import raised
 from ._display import glue_text, load_data, show
 from ._figures import figure, label_axes
 from ._records import columns, glue_texts, range_text, rows_where
@@ -80,6 +83,7 @@ __all__ = [
     "median_timed",
     "merged_sections",
     "peak_rss_gib",
+    "raised",
     "range_text",
     "reset_peak_rss",
     "rounded",

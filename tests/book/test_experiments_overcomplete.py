@@ -1,4 +1,5 @@
-"""Quick checks of the overcomplete chapter's budget script (``experiments/overcomplete_budget.py``).
+"""Quick checks of the overcomplete chapter's scripts ``experiments/overcomplete_budget.py`` and
+``experiments/overcomplete_chapter.py``.
 
 Small sizes only (a few seconds): the functions run end to end and return the keys the chapter
 reads, the recovered share agrees with a direct count of the matched errors, and the committed data
@@ -42,3 +43,36 @@ def test_the_data_file_has_the_chapters_layout():
     data = json.loads((ROOT / "chapters" / "data" / "overcomplete_budget.json").read_text())
     assert data["sweeps"] == [100, 300] and (data["d"], data["k"]) == (24, 48)
     assert {m: len(v) for m, v in data["recovered"].items()} == {m: 3 for m in budget.METHODS}
+
+
+chapter = load_script("experiments", "overcomplete_chapter")
+
+
+def test_variants_return_what_the_chapter_reads():
+    res = chapter.variants(d=8, k=10)
+    assert [(r["init"], r["refine"]) for r in res["rows"]] == [
+        ("svd", False), ("svd", True), ("random", False), ("random", True)]
+    for r in res["rows"]:
+        assert len(r["errors"]) == 10 and 0 < r["n_power_components"] <= 10
+    # ALS from the power method's result moves closer to the components than the power method
+    assert np.median(res["rows"][1]["errors"]) < np.median(res["rows"][0]["errors"])
+
+
+def test_incoherence_agrees_with_a_direct_computation():
+    res = chapter.incoherence(dims=(9, 16), seed=3)
+    rng = np.random.default_rng(3)
+    for law, k_of in chapter.LAWS.items():
+        for i, d in enumerate((9, 16)):
+            As = [mvlib.overcomplete.random_unit_columns(d, k_of(d), rng) for _ in range(2)]
+            gram = [np.abs(A.T @ A - np.diag(np.diag(A.T @ A))).max() for A in As]
+            assert np.isclose(res["laws"][law]["max_overlap"][i], np.mean(gram))
+            assert np.isclose(res["laws"][law]["mu_norm2"][i],
+                              np.mean([g * np.linalg.norm(A, 2) ** 2 for g, A in zip(gram, As)]))
+    assert res["laws"]["k = d^(3/2)"]["k"] == [27, 64]
+
+
+def test_the_chapters_small_data_files_have_its_layout():
+    var = json.loads((ROOT / "chapters" / "data" / "overcomplete_variants.json").read_text())
+    assert (var["d"], var["k"], var["seed"]) == (20, 30, 4) and len(var["rows"]) == 4
+    inc = json.loads((ROOT / "chapters" / "data" / "overcomplete_incoherence.json").read_text())
+    assert inc["dims"] == [16, 36, 64, 121, 196] and set(inc["laws"]) == set(chapter.LAWS)
