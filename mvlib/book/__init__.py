@@ -14,7 +14,8 @@ Figures
 Records (lists of dicts loaded from a data file)
     :func:`rows_where`, :func:`columns`, :func:`range_text` ("LOW to HIGH"), :func:`glue_texts`.
 Checks
-    :func:`raised` (the message of the error a call must raise).
+    :func:`raised` (the message of the error a call must raise), :func:`warning_messages` (the
+    messages of the warnings a call emits).
 Small statistics
     :func:`loglog_slope`, :func:`mean_sd`.
 Scripts
@@ -32,15 +33,18 @@ Benches
     run by parts).
 Shared cases
     :data:`HMM_BENCH`, :func:`hmm_bench_model` and :func:`hmm_bench_data`: the hidden-Markov
-    benchmark case that ``bench/bench_hmm.py`` and ``experiments/hmm_experiments.py`` both use.
+    benchmark case that ``bench/bench_hmm.py`` and ``experiments/hmm_experiments.py`` both use;
+    :func:`mixed_views_model`, the Gaussian/Poisson/Bernoulli three-view mixture that chapter 4
+    and ``experiments/multiview_experiments.py`` both use.
 """
 from ._bench import (ChildError, Measurement, Timing, child_reply, environment, format_row, machine_line,
                      max_rss_gib, measure_call, median_timed, merged_sections, run_child, run_parts, thread_env,
                      thread_limit, versions_line)
 from ._cases import HMM_BENCH, hmm_bench_data, hmm_bench_model
-from ._checks import raised
+from ._checks import raised, warning_messages
 from ._display import glue_text, load_data, show
 from ._figures import figure, label_axes
+from ._mixed_views import mixed_views_model
 from ._records import columns, glue_texts, range_text, rows_where
 from ._runs import (
     data_path,
@@ -82,6 +86,7 @@ __all__ = [
     "measure_call",
     "median_timed",
     "merged_sections",
+    "mixed_views_model",
     "peak_rss_gib",
     "raised",
     "range_text",
@@ -95,5 +100,6 @@ __all__ = [
     "thread_limit",
     "timed",
     "versions_line",
+    "warning_messages",
     "write_json",
 ]

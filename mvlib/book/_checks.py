@@ -1,5 +1,10 @@
-"""Checks the chapters state in one line: that a call fails, and with which message."""
+"""Checks the chapters state in one line: that a call fails, and with which message; which
+warnings a call emits."""
 from __future__ import annotations
+
+import warnings
+
+__all__ = ["raised", "warning_messages"]
 
 
 def raised(exc_type, fn, *args, **kwargs) -> str:
@@ -38,3 +43,37 @@ def raised(exc_type, fn, *args, **kwargs) -> str:
         return str(err)
     names = exc_type.__name__ if isinstance(exc_type, type) else " or ".join(t.__name__ for t in exc_type)
     raise AssertionError(f"{getattr(fn, '__name__', fn)} returned {value!r} instead of raising {names}")
+
+
+def warning_messages(fn, *args, category=Warning, **kwargs) -> list:
+    """The messages of the warnings of ``category`` that ``fn(*args, **kwargs)`` emits, in order.
+
+    Every warning is recorded (filter ``"always"``, so one already shown is caught again); those
+    of other categories are dropped. The result of ``fn`` is discarded.
+
+    Parameters
+    ----------
+    fn : callable
+    *args, **kwargs : passed to ``fn``
+    category : warning class, default ``Warning`` (all)
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from mvlib.book import warning_messages
+    >>> def noisy():
+    ...     warnings.warn("first", RuntimeWarning)
+    ...     warnings.warn("second", UserWarning)
+    >>> warning_messages(noisy, category=RuntimeWarning)
+    ['first']
+    >>> warning_messages(noisy)
+    ['first', 'second']
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(*args, **kwargs)
+    return [str(w.message) for w in caught if issubclass(w.category, category)]
