@@ -30,8 +30,17 @@ edge), along the chain of leaves at rank 2 and at rank 4 (the prefix ranks of th
 are 2, 2, 4, 2, 4, 2, 2), the product KDE and the true density (sum over the 2^7 hidden
 configurations). Results go to ``chapters/data/tree_branching.json``.
 
+A third part (``--only bounds``, a few seconds, also run by default) checks the error bounds
+of the decomposition on random tables: 100 tensors (seed 2013; Gaussian noise, or a tensor
+train plus noise) cut into a chain at random ranks (Theorem 1), and 40 random latent trees
+(seed 2026; a latent tree table plus noise at its edge ranks, or a Gaussian table at random
+ranks) decomposed along the tree. For each case it records the total error, the step errors
+delta and the best reshaping errors epsilon, unrounded, in ``chapters/data/tree_bounds.json``;
+the chapter asserts the bounds on them.
+
 Run: ``OMP_NUM_THREADS=1 python experiments/tree_experiments.py`` (about 10 minutes on one
-core); ``--only density`` or ``--only branching`` runs one part.
+core); ``--only density``, ``--only branching`` or ``--only bounds`` runs one part;
+``--quick`` runs the bounds part on a few cases and writes nothing.
 """
 from __future__ import annotations
 
@@ -42,13 +51,16 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import tensorly as tl
 from hmmlearn.hmm import GaussianHMM
 from scipy.stats import gaussian_kde, norm
 from sklearn.neighbors import KernelDensity
 from threadpoolctl import threadpool_limits
 
 import mvlib
-from mvlib.tree import binary_tree, symmetric_tree_model
+from mvlib.book import data_path, write_json
+from mvlib.tree import (binary_tree, edge_errors, random_latent_tree_model, random_tree,
+                        symmetric_tree_model, tree_decomposition)
 
 OUT = Path(__file__).resolve().parents[1] / "chapters" / "data" / "tree_density.json"
 OUT_BRANCHING = OUT.with_name("tree_branching.json")
@@ -196,15 +208,92 @@ def branching():
     print("wrote", OUT_BRANCHING)
 
 
+def random_case(rng):
+    """A random table for Theorem 1: (C, ranks, structured), drawn from ``rng`` in a fixed order.
+
+    ``d`` in 3..6 modes of 2..4 symbols and a random rank per cut; half the tables are a tensor
+    train at those ranks plus Gaussian noise of relative size 1e-4..1e-1, the others pure noise.
+    """
+    d = int(rng.integers(3, 7))
+    shape = tuple(int(s) for s in rng.integers(2, 5, size=d))
+    rows = np.cumprod(shape)[:-1]
+    cols = np.prod(shape) // rows
+    ranks = [int(rng.integers(1, min(r, c))) for r, c in zip(rows, cols)]
+    C = rng.standard_normal(shape)
+    structured = rng.random() < 0.5
+    if structured:
+        full = [1] + ranks + [1]
+        cores = [rng.standard_normal((full[j], shape[j], full[j + 1]))
+                 for j in range(d)]
+        signal = tl.tt_to_tensor(tl.tt_tensor.TTTensor(cores))
+        C = signal / np.linalg.norm(signal) + 10 ** rng.uniform(-4, -1) * C / np.linalg.norm(C)
+    return C, ranks, structured
+
+
+def chain_bound_cases(n_cases=100, seed=2013):
+    """Theorem 1 on ``n_cases`` random tables: one dict per case with the number of modes
+    ``d``, ``structured``, the error ``err`` of the chain decomposition, its step errors
+    ``delta`` and the best reshaping errors ``eps`` (lists of d - 1 floats)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_cases):
+        C, ranks, structured = random_case(rng)
+        tt_c, delta_c = mvlib.tt_embedding(C, ranks, return_errors=True)
+        out.append({"d": C.ndim, "structured": bool(structured),
+                    "err": float(np.linalg.norm(C - tl.tt_to_tensor(tt_c))),
+                    "delta": delta_c, "eps": mvlib.reshaping_errors(C, ranks)})
+    return out
+
+
+def tree_bound_cases(n_cases=40, seed=2026):
+    """The tree version on ``n_cases`` random trees of 3..6 leaves: odd cases a latent tree
+    table plus noise of size 1e-3 (true ranks), even cases a Gaussian table at random ranks.
+    One dict per case: ``n_edges``, ``norm`` of the table, ``err``, ``delta`` and ``eps``
+    (one per edge)."""
+    rng_t = np.random.default_rng(seed)
+    out = []
+    for case in range(n_cases):
+        tree_t = random_tree(int(rng_t.integers(3, 7)), 3, random_state=rng_t)
+        shape_t = tuple(int(m) for m in rng_t.integers(2, 4, size=tree_t.n_leaves))
+        if case % 2:
+            C_t = random_latent_tree_model(tree_t, list(shape_t), random_state=rng_t).joint_table()
+            C_t = C_t + 1e-3 * rng_t.standard_normal(shape_t) / np.sqrt(np.prod(shape_t))
+            ranks_t = None
+        else:
+            C_t = rng_t.standard_normal(shape_t)
+            ranks_t = [int(r) for r in rng_t.integers(1, 4, size=len(tree_t.edges))]
+        net_t, delta_t = tree_decomposition(C_t, tree_t, ranks_t, return_errors=True)
+        out.append({"n_edges": len(tree_t.edges), "norm": float(np.linalg.norm(C_t)),
+                    "err": float(np.linalg.norm(C_t - net_t.contract())),
+                    "delta": delta_t, "eps": edge_errors(C_t, tree_t, ranks_t)})
+    return out
+
+
+def bounds(quick=False):
+    n_chain, n_tree = (5, 4) if quick else (100, 40)
+    out = {"chain": chain_bound_cases(n_chain), "tree": tree_bound_cases(n_tree)}
+    if quick:
+        print(f"{len(out['chain'])} chain cases, {len(out['tree'])} tree cases (quick: nothing written)")
+        return out
+    print("wrote", write_json(out, data_path("tree_bounds.json"), digits=None))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["density", "branching"])
+    ap.add_argument("--only", choices=["density", "branching", "bounds"])
+    ap.add_argument("--quick", action="store_true", help="the bounds part on a few cases, no files")
     args = ap.parse_args()
     with threadpool_limits(limits=1, user_api="blas"):
-        if args.only != "branching":
+        if args.quick:
+            bounds(quick=True)
+            return
+        if args.only in (None, "density"):
             density()
-        if args.only != "density":
+        if args.only in (None, "branching"):
             branching()
+        if args.only in (None, "bounds"):
+            bounds()
 
 
 def density():
