@@ -34,6 +34,7 @@ from .validation import (
     check_n_features,
     min_gap_rule,
     check_views,
+    unscale,
     validate_params,
     warn_user,
 )
@@ -109,6 +110,29 @@ class MomentEstimator(BaseEstimator):
             if isinstance(rule, Renamed):
                 params[rule.new] = renamed_parameter(self, rule.new, old, unset=rule.unset)
         return SimpleNamespace(**validate_params(params, self._parameter_constraints, type(self).__name__))
+
+    #: fitted attribute -> (power, what it is): fitted on data divided by 2**e, the attribute is
+    #: 2**(power * e) times its value on the data (e.g. means 1, variances 2, precisions -2)
+    _scale_powers: dict = {}
+
+    def _unscale_fitted(self, e, name="X"):
+        """Scale the attributes of ``_scale_powers`` back after a fit on data divided by ``2**e``.
+
+        Extreme-scale rescaling happens here once (the data were divided by
+        :func:`mvlib.core.scale.open_source` or the estimator's entry point), so the algorithm
+        runs on data of moderate scale. ``e`` is an int, or one int per view (a list: the
+        attribute is then a list of per-view arrays, view v named ``f"{name}{v}"``). A value
+        float64 cannot hold is refused with a ``ValueError`` naming ``name`` (the fit then
+        leaves the estimator as it was). Returns ``self``.
+        """
+        for attr, (power, what) in self._scale_powers.items():
+            value = getattr(self, attr)
+            if isinstance(e, (list, tuple)):
+                value = [unscale(v, power * ev, f"{name}{i}", what) for i, (v, ev) in enumerate(zip(value, e), 1)]
+            else:
+                value = unscale(value, power * e, name, what)
+            setattr(self, attr, value)
+        return self
 
     def _check_fitted(self, attr):
         """Raise ``NotFittedError`` (a ``ValueError``) unless ``attr`` was set by ``fit``."""

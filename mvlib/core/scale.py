@@ -37,7 +37,17 @@ import scipy.sparse as sp
 
 from .moments import SymmetricOperator, inv_falling, triple_product
 from .progress import progress
-from .validation import Integer, Options, OrNone, check_array, check_counts, check_positive_int, check_random_state
+from .validation import (
+    Integer,
+    Options,
+    OrNone,
+    check_array,
+    check_counts,
+    check_positive_int,
+    check_random_state,
+    scale_exponent,
+    scaled,
+)
 
 __all__ = [
     "MOMENTS",
@@ -48,6 +58,8 @@ __all__ = [
     "is_stream",
     "row_chunks",
     "reduce_rows",
+    "DataSource",
+    "open_source",
     "Sums",
     "SketchedMoments",
     "SketchedViewMoments",
@@ -210,6 +222,64 @@ def reduce_rows(data, partial, *consts, what: str = "X", desc: str | None = None
             raise ValueError(f"the stream {what} yielded no chunks")
         return total
     return partial(*sources, 0, *consts)
+
+
+class DataSource:
+    r"""The data of one fit, read through one interface wherever they are.
+
+    Made by :func:`open_source`. ``kind`` is ``"memory"`` (arrays or sparse matrices, already
+    checked), ``"dask"`` (``dask.array`` s chunked by rows) or ``"stream"`` (an iterator of
+    chunks, read once); ``data`` the (checked, possibly rescaled) data; ``n_features`` the
+    columns (one int per view for a list of views); ``n_rows`` the rows (``None`` for a
+    stream: counted by the first pass); ``exponent`` the power of two the in-memory data
+    were divided by (0, or one per view; see :meth:`mvlib.core.base.MomentEstimator._unscale_fitted`).
+
+    Every pass is :meth:`reduce`. Where an estimator computes a moment on in-memory data by an
+    exact formula that has no chunked form, it gives both implementations to :meth:`passes`,
+    which picks one: estimators never test the kind themselves.
+    """
+
+    def __init__(self, data, kind, n_features, n_rows, exponent=0, what="X"):
+        self.data, self.kind, self.what = data, kind, what
+        self.n_features, self.n_rows, self.exponent = n_features, n_rows, exponent
+
+    def reduce(self, partial, *consts, desc=None):
+        """One read of the data: :func:`reduce_rows` of ``partial`` with ``consts``."""
+        return reduce_rows(self.data, partial, *consts, what=self.what, desc=desc)
+
+    def passes(self, in_memory, chunked, *args, **kwargs):
+        """``in_memory(self, *args, **kwargs)`` for in-memory data, else ``chunked(...)``: the two
+        implementations of a family's moment passes (the same moments; the in-memory one may
+        use exact formulas over the whole array)."""
+        return (in_memory if self.kind == "memory" else chunked)(self, *args, **kwargs)
+
+
+def open_source(data, *, moments="two-pass", what="X", check=None, rescale=False):
+    r"""Open ``data`` for a fit: check it, and tell how it is read (:class:`DataSource`).
+
+    In memory, ``check(data)`` validates the data and returns them (e.g. a partial of
+    :func:`mvlib.core.validation.check_array`); with ``rescale=True`` arrays of extreme scale
+    are divided by an exact power of two (one per view), recorded in ``exponent``, so that
+    every moment stays in float64's range and the fitted attributes are scaled back once, by
+    :meth:`mvlib.core.base.MomentEstimator._unscale_fitted`. A Dask array or a stream is
+    checked chunk by chunk during the passes; a stream with ``moments="two-pass"`` is refused
+    (it can be read once), and its first chunk is read to learn the number of columns.
+    """
+    kind = source_kind(data)
+    if kind != "memory":
+        require_two_passes(data, moments, what)
+        n_features, data = n_features_of(data, what)
+        return DataSource(data, kind, n_features, source_rows(data), 0, what)
+    if check is not None:
+        data = check(data)
+    views = isinstance(data, (list, tuple))
+    arrays = list(data) if views else [data]
+    exps = [scale_exponent(A) if rescale else 0 for A in arrays]
+    arrays = [scaled(A, e) for A, e in zip(arrays, exps)]
+    n_features = [int(A.shape[1]) for A in arrays]
+    if views:
+        return DataSource(tuple(arrays), kind, n_features, int(arrays[0].shape[0]), exps, what)
+    return DataSource(arrays[0], kind, n_features[0], int(arrays[0].shape[0]), exps[0], what)
 
 
 def source_kind(data) -> str:

@@ -43,13 +43,10 @@ from ..core.base import MOMENTS_CONSTRAINTS, MixtureInferenceMixin, MomentEstima
 from ..core.moments import WhitenedTripleSum, whitened_triples
 from ..core.power import tensor_power_method
 from ..core.scale import (
+    open_source,
     SketchedMoments,
-    n_features_of,
-    reduce_rows,
-    require_two_passes,
     resolve_sketch,
     sketch_dewhiten,
-    source_kind,
 )
 from ..core.tensors import multilinear
 from ..core.validation import (
@@ -60,7 +57,6 @@ from ..core.validation import (
     check_positive_int,
     scale_exponent,
     scaled,
-    unscale,
     warn_user,
 )
 from ..core.whitening import dewhiten, whitening_matrix
@@ -145,6 +141,27 @@ class _Scatter:
         mean = self.mean + delta * (other.n / n)
         scatter = self.scatter + other.scatter + np.outer(delta, delta) * (self.n * other.n / n)
         return _Scatter(n, mean, scatter)
+
+
+def _check_fit_input(X):
+    return check_array(X, "X", ndim=2, min_rows=2)
+
+
+def _one_component_exact(src):
+    r"""One component from in-memory X: :math:`\bar x` and :math:`\operatorname{tr}\widehat{\operatorname{Cov}}(x)/d`,
+    the squares taken at a power-of-two scale of the centred data (no overflow, no underflow)."""
+    X = src.data
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    top = float(np.max(np.abs(Xc)))
+    s = 2.0 ** np.floor(np.log2(top)) if top > 0 and np.isfinite(top) else 1.0
+    return mean, float(np.mean((Xc / s) ** 2)) * s * s
+
+
+def _one_component_chunked(src):
+    """One component from chunked X (Dask, stream): the same two moments from pass 1's sums."""
+    stats = src.reduce(_scatter)
+    return stats.mean, float(np.trace(stats.scatter)) / (stats.n * src.n_features)
 
 
 def _scatter(X, offset):
@@ -291,6 +308,9 @@ class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
     array([0.3, 0.3, 0.4])
     """
 
+    _scale_powers = {"means_": (1, "the component means"), "covariances_": (2, "the component variances"),
+                     "precisions_": (-2, "the component precisions")}
+
     _parameter_constraints = {
         "n_components": Integer(),
         "covariance_type": Options(("spherical",), style="words"),
@@ -319,48 +339,45 @@ class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
         """
         p = self._validate_params()
         k, moments, sketch_dim, rng = p.n_components, p.moments, p.sketch_dim, p.random_state
-        if source_kind(X) == "memory":
-            X = check_array(X, "X", ndim=2, min_rows=2)
-            e = scale_exponent(X)
-            if e != 0:   # extreme scale: fit X / 2**e (exact), then scale the parameters back
-                return self.fit(scaled(X, e))._unscale_parameters(e)
-            n, d = X.shape
-        else:
-            require_two_passes(X, moments)
-            d, X = n_features_of(X)
-            n = None
+        # in memory, X of extreme scale is fitted as X / 2**e (exact); the parameters scale back at the end
+        src = open_source(X, moments=moments, check=_check_fit_input, rescale=True)
+        d = src.n_features
         if k > d:
             raise ValueError(
                 f"n_components={k} exceeds n_features={d}: the means must be linearly independent, "
                 "so k <= d (Hsu & Kakade 2013, Thm. 2)")
         if moments == "one-pass":
-            return self._fit_one_pass(X, k, d, sketch_dim, rng)
-        if k == 1 and n is not None:
-            return self._fit_one(X)
-        stats = reduce_rows(X, _scatter)      # pass 1: mean and centred scatter
-        n = stats.n
+            self._fit_one_pass(src, k, d, sketch_dim, rng)
+        else:
+            self._fit_two_pass(src, k, d, rng)
+        return self._unscale_fitted(src.exponent)
+
+    def _fit_two_pass(self, src, k, d, rng):
+        """Two passes: the mean and scatter, then the whitened third moment and m~ (O(n d²) each)."""
         if k == 1:
-            return self._set_one(stats.mean, float(np.trace(stats.scatter)) / (n * d), d)
+            return self._set_one(*src.passes(_one_component_exact, _one_component_chunked), d)
+        stats = src.reduce(_scatter)      # pass 1: mean and centred scatter
+        n = stats.n
         self._warn_square(k, d)
         if n <= d:
             raise ValueError(f"X has {n} rows but more than n_features={d} are needed to estimate the covariance")
         mom = _noise_space(stats, k)
         W = self._whiten(mom, k, d, n)
-        part = reduce_rows(X, _pass2, mom["mean"], mom["noise_vectors"], W)   # pass 2
+        part = src.reduce(_pass2, mom["mean"], mom["noise_vectors"], W)   # pass 2
         m_tilde = part.m_sum / n
         T = part.triples.result(n) - third_order_correction(W.T @ m_tilde, W.T @ W)
         lam, V = self._decompose(T, k, rng)
         means = dewhiten(W, V, lam)  # (d, k)
         return self._set(means, lam, means, m_tilde, mom["sigma2_bar"], d)
 
-    def _fit_one_pass(self, X, k, d, sketch_dim, rng):
+    def _fit_one_pass(self, src, k, d, sketch_dim, rng):
         r"""One pass: the moments of :math:`y=\Omega^\top x` (K dimensions, a spherical mixture
         again since :math:`\Omega` has orthonormal columns), Theorem 2 applied in the sketch, the
         means carried back by :func:`mvlib.core.scale.sketch_dewhiten` with
         :math:`C=E[xy^\top]-\bar\sigma^2\Omega=\mathcal M_2\Omega`."""
         omega = resolve_sketch(sketch_dim, k, d, rng)
         K = omega.shape[1]
-        acc = reduce_rows(X, SketchedMoments.partial, omega)
+        acc = src.reduce(SketchedMoments.partial, omega)
         n = acc.n
         if n < 2:
             raise ValueError(f"X has {n} rows; at least 2 are required")
@@ -459,28 +476,6 @@ class SpectralGMM(MixtureInferenceMixin, DensityMixin, MomentEstimator):
         self.covariances_ = np.array([var])
         self.precisions_ = 1.0 / self.covariances_
         self.n_features_in_ = d
-        return self
-
-    def _fit_one(self, X):
-        r"""One component: :math:`\hat\mu=\bar x`, :math:`\hat\sigma^2=\operatorname{tr}\widehat{\operatorname{Cov}}(x)/d`.
-
-        The first two moments identify a single spherical Gaussian (the mean of the d
-        covariance eigenvalues is :math:`\bar\sigma^2` of the general case, and these are also
-        the maximum-likelihood estimates), so no rank condition and no third moment are needed.
-        """
-        n, d = X.shape
-        mean = X.mean(axis=0)
-        Xc = X - mean
-        top = float(np.max(np.abs(Xc)))
-        s = 2.0 ** np.floor(np.log2(top)) if top > 0 and np.isfinite(top) else 1.0
-        var = float(np.mean((Xc / s) ** 2)) * s * s
-        return self._set_one(mean, var, d)
-
-    def _unscale_parameters(self, e):
-        """Parameters fitted on X / 2**e, scaled back to X (named error if float64 cannot hold them)."""
-        self.means_ = unscale(self.means_, e, "X", "the component means")
-        self.covariances_ = unscale(self.covariances_, 2 * e, "X", "the component variances")
-        self.precisions_ = unscale(self.precisions_, -2 * e, "X", "the component precisions")
         return self
 
     # ------------------------------------------------------------------ inference

@@ -27,7 +27,6 @@ from ..core.validation import (
     check_rank,
     scale_exponent,
     scaled,
-    unscale,
     warn_user,
 )
 from ..core.whitening import dewhiten, whitening_matrix
@@ -139,6 +138,9 @@ class TensorICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimat
     True
     """
 
+    _scale_powers = {"mean_": (1, "the mean"), "whitening_": (-1, "the whitening matrix"),
+                     "components_": (-1, "the unmixing matrix"), "mixing_": (1, "the mixing matrix")}
+
     _parameter_constraints = {
         "n_components": Integer(),
         "n_restarts": OrNone(Integer()),
@@ -166,7 +168,7 @@ class TensorICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimat
         n, d = X.shape
         k = check_rank(k, "n_components", d, "n_features")
         e = scale_exponent(X)
-        Xs = scaled(X, e)   # extreme scale: fit X / 2**e (exact), scale the matrices back
+        Xs = scaled(X, e)   # extreme scale: fit X / 2**e (exact), the matrices scale back at the end
         mean = Xs.mean(axis=0)
         Xc = Xs - mean
         cov = Xc.T @ Xc / n
@@ -208,14 +210,14 @@ class TensorICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimat
                 "others; among two or more, any rotation fits equally well); these components are "
                 "unreliable (more samples, or fewer n_components, may help)",
                 IllConditionedWarning)
-        self.mean_ = unscale(mean, e, "X", "the mean")
-        self.whitening_ = unscale(W.T, -e, "X", "the whitening matrix")
-        self.components_ = unscale(Q.T @ W.T, -e, "X", "the unmixing matrix")
-        self.mixing_ = unscale(mixing, e, "X", "the mixing matrix")
+        self.mean_ = mean
+        self.whitening_ = W.T
+        self.components_ = Q.T @ W.T
+        self.mixing_ = mixing
         self.kurtosis_ = kurt
         self.kurtosis_se_ = se
         self.n_features_in_ = d
-        return self
+        return self._unscale_fitted(e)
 
     @property
     def _n_features_out(self):

@@ -13,14 +13,11 @@ from sklearn.base import TransformerMixin
 from ..core.base import CLIP_WARN, LOG_FLOOR, MOMENTS_CONSTRAINTS, CountDataMixin, MomentEstimator, clip_to_simplex
 from ..core.moments import SymmetricOperator
 from ..core.scale import (
+    open_source,
     SketchedCountMoments,
     SourceCountPairs,
     count_documents,
-    n_features_of,
-    reduce_rows,
-    require_two_passes,
     resolve_sketch,
-    source_kind,
 )
 from ..core.tensors import multilinear
 from ..core.validation import (
@@ -46,6 +43,40 @@ __all__ = ["SpectralLDA"]
 #: fixed-point iterations of the variational document-topic update (transform)
 _N_TRANSFORM_ITER = 100
 _TRANSFORM_TOL = 1e-6
+
+
+class _DropShort:
+    """The in-memory check of ``SpectralLDA.fit``: counts checked, documents under 3 words dropped
+    with a warning giving their number (kept in ``n_dropped``)."""
+
+    n_dropped = 0
+
+    def __call__(self, X):
+        X, _lengths, self.n_dropped = drop_short_documents(X, 3, "X")
+        return X
+
+
+def _moments_exact(src, alpha0, warn_skipped):
+    r"""In memory: :math:`\hat{\mathcal M}_2` as a sparse operator and :math:`\hat{\mathcal M}_3(W,W,W)`
+    from the counts (short documents were dropped by the check)."""
+    X = src.data
+    return LDASecondMoment(X, alpha0), lambda W: lda_whitened_third_moment(X, W, alpha0), 0
+
+
+def _moments_chunked(src, alpha0, warn_skipped):
+    """The same moments as reductions: a pass per product with M2, one for M3(W, W, W)."""
+    X, d = src.data, src.n_features
+    n, skipped = count_documents(X, skip_short=True)
+    n_skipped = warn_skipped(skipped, n + skipped)
+    if n < 2:
+        raise ValueError(f"X has {n} documents with at least 3 words; at least 2 are required")
+
+    def third(W):
+        acc = src.reduce(SketchedCountMoments.partial, W, True)
+        return dirichlet_corrected_third(acc.triples_sketch(), acc.pairs_sketch(), W.T @ acc.mean(), alpha0)
+
+    mean = src.reduce(_mean_partial) / n
+    return _DirichletPairs(SourceCountPairs(X, n, d, skip_short=True), mean, alpha0), third, n_skipped
 
 
 class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
@@ -144,22 +175,15 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
         """
         p = self._validate_params()
         k, alpha0, rng, moments, sketch_dim = p.n_components, p.alpha0, p.random_state, p.moments, p.sketch_dim
-        kind = source_kind(X)
-        if kind == "memory":
-            X, _lengths, n_skipped = drop_short_documents(X, 3, "X")
-            d = X.shape[1]
-        else:
-            require_two_passes(X, moments)
-            d, X = n_features_of(X)
+        drop = _DropShort()      # in memory: documents under 3 words dropped (and reported) at once
+        src = open_source(X, moments=moments, check=drop)
+        d = src.n_features
         if k > d:
             raise ValueError(f"n_components={k} exceeds the vocabulary size {d} (columns of X)")
         if moments == "one-pass":
             omega = resolve_sketch(sketch_dim, k, d, rng)
-            acc = reduce_rows(X, SketchedCountMoments.partial, omega, True)
-            if kind == "memory":     # short documents were dropped (and reported) above
-                n_skipped += acc.n_skipped
-            else:
-                n_skipped = self._warn_skipped(acc.n_skipped, acc.n + acc.n_skipped)
+            acc = src.reduce(SketchedCountMoments.partial, omega, True)
+            n_skipped = drop.n_dropped + self._warn_skipped(acc.n_skipped, acc.n + acc.n_skipped)
             acc.require_documents()
             m1 = acc.mean()
             m_y = omega.T @ m1
@@ -170,21 +194,9 @@ class SpectralLDA(CountDataMixin, TransformerMixin, MomentEstimator):
             Q, T3 = acc.pairs_sketch(), acc.triples_sketch()
             third = lambda W: dirichlet_corrected_third(multilinear(T3, W, W, W), W.T @ Q @ W, W.T @ m_y, alpha0)
             mu, alpha, _lam = lda_decompose(None, third, k, alpha0, random_state=rng, whitening=(W, B))
-        elif kind == "memory":
-            M2 = LDASecondMoment(X, alpha0)
-            mu, alpha, _lam = lda_decompose(M2, lambda W: lda_whitened_third_moment(X, W, alpha0), k, alpha0,
-                                            random_state=rng)
-        else:       # the same moments as Dask reductions: a pass per product with M2, one for M3(W, W, W)
-            n, skipped = count_documents(X, skip_short=True)
-            n_skipped = self._warn_skipped(skipped, n + skipped)
-            if n < 2:
-                raise ValueError(f"X has {n} documents with at least 3 words; at least 2 are required")
-            def third(W):
-                acc = reduce_rows(X, SketchedCountMoments.partial, W, True)
-                return dirichlet_corrected_third(acc.triples_sketch(), acc.pairs_sketch(), W.T @ acc.mean(), alpha0)
-
-            mean = reduce_rows(X, _mean_partial) / n
-            M2 = _DirichletPairs(SourceCountPairs(X, n, d, skip_short=True), mean, alpha0)
+        else:
+            M2, third, n_short = src.passes(_moments_exact, _moments_chunked, alpha0, self._warn_skipped)
+            n_skipped = drop.n_dropped + n_short
             mu, alpha, _lam = lda_decompose(M2, third, k, alpha0, random_state=rng)
         if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(alpha))):
             raise RuntimeError("the estimated topics are not finite; the moments are too noisy or degenerate")

@@ -19,18 +19,14 @@ from ..core.moments import pairs as _pairs
 from ..core.moments import triple_product, whitened_triples
 from ..core.observable import algorithm_b, mixture_weights, view_bases
 from ..core.scale import (
+    open_source,
     SketchedViewMoments,
     Sums,
-    n_features_of,
     rademacher_slice,
-    reduce_rows,
-    require_two_passes,
     resolve_sketch,
-    source_kind,
-    source_rows,
 )
 from ..core.tensors import multilinear
-from ..core.validation import check_array, check_views, scale_exponent, scaled, unscale
+from ..core.validation import check_array, check_views
 from ..core.whitening import dewhiten, symmetrize_views, whitening_matrix
 
 __all__ = ["MultiViewMixture"]
@@ -118,6 +114,7 @@ class MultiViewMixture(MomentEstimator):
     """
 
     _parameter_constraints = {**SPECTRAL_CONSTRAINTS, **MOMENTS_CONSTRAINTS}
+    _scale_powers = {"means_": (1, "the means")}
 
     def __init__(self, n_components, method="observable", random_state=None, *,
                  min_gap=0.02, max_retries=20, moments="two-pass", sketch_dim=None):
@@ -148,62 +145,24 @@ class MultiViewMixture(MomentEstimator):
         if moments == "one-pass" and self.method != "tensor":
             raise ValueError("moments='one-pass' needs method='tensor': Algorithm B's weights and bases use "
                              "the exact singular vectors of the pairs matrices, which one pass cannot give")
-        kind = source_kind(views)
-        if kind == "memory":
-            X1, X2, X3 = check_views(views, n_views=3, min_rows=2)
-            es = [scale_exponent(X) for X in (X1, X2, X3)]
-            if any(es):   # views of extreme scale: fit them divided by exact powers of two, scale the means back
-                self.fit([scaled(X, e) for X, e in zip((X1, X2, X3), es)])
-                self.means_ = [unscale(M, e, f"X{v}", "the means")
-                               for v, (M, e) in enumerate(zip(self.means_, es), 1)]
-                return self
-            data, n = (X1, X2, X3), X1.shape[0]
-            dims = [X.shape[1] for X in data]
-        else:
-            require_two_passes(views, moments, "views")
-            dims, data = n_features_of(views, "views")
-            if not isinstance(dims, list) or len(dims) != 3:
-                raise ValueError("views must be three views [X1, X2, X3] (a stream yields 3-tuples of chunks)")
-            n = source_rows(data)
+        # in memory, views of extreme scale are fitted divided by exact powers of two; the means scale back
+        src = open_source(views, moments=moments, what="views", check=_check_fit_views, rescale=True)
+        dims = src.n_features
+        if not isinstance(dims, list) or len(dims) != 3:
+            raise ValueError("views must be three views [X1, X2, X3] (a stream yields 3-tuples of chunks)")
         if moments == "one-pass":
-            return self._fit_one_pass(data, k, dims, sketch_dim, rng)
-        if kind == "memory":
-            P12, P13 = _pairs(X1, X2), _pairs(X1, X3)
-            eps = rademacher_signs(n)
-            noise = []
-            for Xa, Xb in ((X1, X2), (X1, X3)):
-                Xb_eps = (sp.diags(eps) @ Xb) if sp.issparse(Xb) else Xb * eps[:, None]
-                E = Xa.T @ Xb_eps
-                noise.append((E.toarray() if sp.issparse(E) else np.asarray(E)) / n)
-        else:                 # pass 1 as a Dask reduction: the pairs and their sign-weighted copies
-            s1 = reduce_rows(list(data), _pass1, n, what="views")
-            P12, P13 = s1["p12"] / n, s1["p13"] / n
-            noise = [s1["e12"] / n, s1["e13"] / n]
-        Us = view_bases(P12, P13, k)
-        for name, P, E in (("P12", P12, noise[0]), ("P13", P13, noise[1])):
-            U, sv, Vt = sla.svd(P, full_matrices=False)
-            warn_noise_level(k, sv[k - 1], E, U[:, :k - 1], Vt[:k - 1].T, f"the pairs matrix {name}")
-        if kind == "memory":
-            Ys = [np.asarray(Xv @ U) for Xv, U in zip(data, Us)]
-            Pt = {(a, b): Ys[a].T @ Ys[b] / n for a, b in ((0, 1), (0, 2), (1, 2))}
-            means_proj = [Y.mean(axis=0) for Y in Ys]
-            variances = [Y.var(axis=0) for Y in Ys]
+            self._fit_one_pass(src, k, dims, sketch_dim, rng)
+        else:
+            passes = src.passes(_ExactPasses, _ChunkedPasses)
+            P12, P13, noise = passes.pairs()
+            Us = view_bases(P12, P13, k)
+            for name, P, E in (("P12", P12, noise[0]), ("P13", P13, noise[1])):
+                U, sv, Vt = sla.svd(P, full_matrices=False)
+                warn_noise_level(k, sv[k - 1], E, U[:, :k - 1], Vt[:k - 1].T, f"the pairs matrix {name}")
+            self._from_projected(Us, *passes.projected(Us), k, rng, dims)
+        return self._unscale_fitted(src.exponent)
 
-            def triples(Ms=None):
-                Ws = Us if Ms is None else [U @ M for U, M in zip(Us, Ms)]
-                return whitened_triples(X1, X2, X3, *Ws)
-        else:                 # pass 2: the projected moments y_v = U_v^T x_v, all of them at once
-            s2 = reduce_rows(list(data), _pass2, *Us, what="views")
-            Pt = {(a, b): s2[f"y{a}y{b}"] / n for a, b in ((0, 1), (0, 2), (1, 2))}
-            means_proj = [s2[f"y{v}"] / n for v in range(3)]
-            variances = [s2[f"yy{v}"] / n - m ** 2 for v, m in enumerate(means_proj)]
-            T_U = s2["y012"] / n
-
-            def triples(Ms=None):
-                return T_U if Ms is None else multilinear(T_U, *Ms)
-        return self._from_projected(Us, Pt, means_proj, variances, triples, k, rng, dims)
-
-    def _fit_one_pass(self, data, k, dims, sketch_dim, rng):
+    def _fit_one_pass(self, src, k, dims, sketch_dim, rng):
         r"""One pass over the three views: the sketched moments of :math:`y_v=\Omega_v^\top x_v`
         (:class:`mvlib.core.scale.SketchedViewMoments`), the tensor route in the sketch, and the
         bases carried back through the cross moments: with :math:`\Omega_1^\top P_{12}\Omega_2
@@ -211,8 +170,7 @@ class MultiViewMixture(MomentEstimator):
         :math:`U_2=E[x_2y_1^\top]U_1^yS^{-1}` and likewise :math:`U_3` from :math:`P_{13}`
         (with K = d exactly the two-pass bases)."""
         omegas = [resolve_sketch(sketch_dim, k, d, rng) for d in dims]
-        acc = reduce_rows(list(data) if isinstance(data, (list, tuple)) else data,
-                          SketchedViewMoments.partial, *omegas, what="views")
+        acc = src.reduce(SketchedViewMoments.partial, *omegas)
         n = acc.n
         if n < 2:
             raise ValueError(f"views have {n} rows; at least 2 are required")
@@ -274,6 +232,64 @@ class MultiViewMixture(MomentEstimator):
 def _dense(X, name):
     X = X.toarray() if sp.issparse(X) else X
     return check_array(X, name, ndim=2, min_rows=1)
+
+
+def _check_fit_views(views):
+    return check_views(views, n_views=3, min_rows=2)
+
+
+class _ExactPasses:
+    """The moments of three in-memory views, each by one product over the whole data."""
+
+    def __init__(self, src):
+        self.views, self.n = src.data, src.n_rows
+
+    def pairs(self):
+        """P12, P13 and their copies with the rows weighted by balanced random signs (noise check)."""
+        X1, X2, X3 = self.views
+        eps = rademacher_signs(self.n)
+        noise = []
+        for Xa, Xb in ((X1, X2), (X1, X3)):
+            Xb_eps = (sp.diags(eps) @ Xb) if sp.issparse(Xb) else Xb * eps[:, None]
+            E = Xa.T @ Xb_eps
+            noise.append((E.toarray() if sp.issparse(E) else np.asarray(E)) / self.n)
+        return _pairs(X1, X2), _pairs(X1, X3), noise
+
+    def projected(self, Us):
+        """The moments of the projections y_v = U_v^T x_v, and the whitened triples of the data."""
+        Ys = [np.asarray(Xv @ U) for Xv, U in zip(self.views, Us)]
+        Pt = {(a, b): Ys[a].T @ Ys[b] / self.n for a, b in ((0, 1), (0, 2), (1, 2))}
+        views = self.views
+
+        def triples(Ms=None):
+            Ws = Us if Ms is None else [U @ M for U, M in zip(Us, Ms)]
+            return whitened_triples(*views, *Ws)
+        return Pt, [Y.mean(axis=0) for Y in Ys], [Y.var(axis=0) for Y in Ys], triples
+
+
+class _ChunkedPasses:
+    """The same moments as reductions (Dask): pass 1 the pairs and their signed copies, pass 2 every
+    moment of the projections at once (then the triples are the k×k×k projected tensor)."""
+
+    def __init__(self, src):
+        self.src, self.n = src, src.n_rows
+
+    def pairs(self):
+        n = self.n
+        s1 = self.src.reduce(_pass1, n)
+        return s1["p12"] / n, s1["p13"] / n, [s1["e12"] / n, s1["e13"] / n]
+
+    def projected(self, Us):
+        n = self.n
+        s2 = self.src.reduce(_pass2, *Us)
+        Pt = {(a, b): s2[f"y{a}y{b}"] / n for a, b in ((0, 1), (0, 2), (1, 2))}
+        means_proj = [s2[f"y{v}"] / n for v in range(3)]
+        variances = [s2[f"yy{v}"] / n - m ** 2 for v, m in enumerate(means_proj)]
+        T_U = s2["y012"] / n
+
+        def triples(Ms=None):
+            return T_U if Ms is None else multilinear(T_U, *Ms)
+        return Pt, means_proj, variances, triples
 
 
 def _pass1(X1, X2, X3, offset, n_total):

@@ -58,7 +58,6 @@ from ..core.validation import (
     check_array,
     scale_exponent,
     scaled,
-    unscale,
     warn_user,
 )
 from ._algorithm import (
@@ -227,7 +226,7 @@ class OvercompleteTensorDecomposition(MomentEstimator):
         params = self._params()
         op = _as_operator(T)
         e = op.exponent if isinstance(op, _DenseTensor) else 0   # T of extreme scale: op holds T / 2**e
-        return self._fit(op, params, init_vectors)._unscale_weights(e, "T")
+        return self._fit(op, params, init_vectors)._unscale_fitted(e, "T")
 
     def fit_moments(self, X, noise_variance=0.0, *, init_vectors=None, materialize="auto"):
         r"""Decompose the empirical :math:`\hat M_3` of Lemma 1 / eq. (2) of data X (n, d).
@@ -257,13 +256,14 @@ class OvercompleteTensorDecomposition(MomentEstimator):
         self.materialized_ = bool(materialize)
         if materialize:
             op = _DenseTensor(op.to_dense(), symmetric=True)
-        return self._fit(op, params, init_vectors)._unscale_weights(3 * e, "X")
+        return self._fit(op, params, init_vectors)._unscale_fitted(3 * e, "X")
 
-    def _unscale_weights(self, e, name):
-        """Weights fitted on data divided by 2**e, scaled back (named error if float64 cannot hold them)."""
+    _scale_powers = {"weights_": (1, "the component weights"), "power_weights_": (1, "the component weights")}
+
+    def _unscale_fitted(self, e, name="X"):
+        """The weights fitted on a tensor divided by 2**e scaled back (the table); the CP tensor follows."""
         if e != 0:
-            self.weights_ = unscale(self.weights_, e, name, "the component weights")
-            self.power_weights_ = unscale(self.power_weights_, e, name, "the component weights")
+            super()._unscale_fitted(e, name)
             self.cp_tensor_ = CPTensor((self.weights_.copy(), list(self.cp_tensor_.factors)))
         return self
 

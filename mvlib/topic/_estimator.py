@@ -32,15 +32,12 @@ from ..core.base import (
 from ..core.moments import CountPairsOperator, count_mean, count_pairs, count_whitened_triples
 from ..core.observable import algorithm_a, algorithm_b, fix_signs
 from ..core.scale import (
+    open_source,
     SketchedCountMoments,
     SourceCountPairs,
     count_documents,
-    n_features_of,
-    reduce_rows,
-    require_two_passes,
     resolve_sketch,
     sketch_dewhiten,
-    source_kind,
 )
 from ..core.tensors import multilinear
 from ..core.validation import Options, check_counts, check_identifiable_rank, warn_user
@@ -99,6 +96,52 @@ def _count_pairs_noise(X):
     E = np.asarray((X.T @ (sp.diags(e) @ X)).toarray())
     E[np.diag_indices_from(E)] -= np.asarray(X.T @ e).ravel()
     return E / n
+
+
+def _check_fit_counts(X):
+    return check_counts(X, "X", min_length=3, min_rows=2)[0]
+
+
+class _ExactPasses:
+    """The moments of in-memory counts: Pairs as a dense matrix (small vocabularies: exact eigh)
+    or an implicit operator (never formed), the noise check's signed copy, and the projected moments."""
+
+    def __init__(self, src):
+        self.X = src.data
+
+    def pairs(self):
+        X = self.X
+        Pairs = count_pairs(X) if X.shape[1] <= _DENSE_MAX_WORDS else CountPairsOperator(X)
+        self.Pairs = Pairs
+        return Pairs, _count_pairs_noise(X)
+
+    def projected(self, U, need_mean):
+        """U^T Pairs U, Triples(U, U, U) and (if asked) the mean word distribution."""
+        Pt = U.T @ np.asarray(self.Pairs @ U)
+        return Pt, count_whitened_triples(self.X, U), count_mean(self.X) if need_mean else None
+
+
+class _ChunkedPasses:
+    """The same moments of counts held anywhere (Dask, as reductions): one pass per product with
+    Pairs, then one pass for U^T Pairs U, Triples(U, U, U) and the mean together."""
+
+    def __init__(self, src):
+        self.src = src
+
+    def pairs(self):
+        src, d = self.src, self.src.n_features
+        n, _ = count_documents(src.data)
+        if n < 2:
+            raise ValueError(f"X has {n} documents; at least 2 are required")
+        Pairs = SourceCountPairs(src.data, n, d)
+        noise = SourceCountPairs(src.data, n, d, signed=True)
+        if d <= _DENSE_MAX_WORDS:
+            Pairs, noise = Pairs @ np.eye(d), noise @ np.eye(d)
+        return Pairs, noise
+
+    def projected(self, U, need_mean):
+        stats = self.src.reduce(SketchedCountMoments.partial, U)
+        return stats.pairs_sketch(), stats.triples_sketch(), stats.mean()
 
 
 class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, MomentEstimator):
@@ -217,37 +260,15 @@ class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mo
         if moments == "one-pass" and self.method != "tensor":
             raise ValueError("moments='one-pass' needs method='tensor': the observable operators use the "
                              "exact top-k eigenvectors of Pairs in the words' space, which one pass cannot give")
-        kind = source_kind(X)
-        if kind == "memory":
-            X, _ = check_counts(X, "X", min_length=3, min_rows=2)
-            d = X.shape[1]
-        else:
-            require_two_passes(X, moments)
-            d, X = n_features_of(X)
+        src = open_source(X, moments=moments, check=_check_fit_counts)
+        d = src.n_features
         if moments == "one-pass":
-            return self._fit_one_pass(X, k, d, sketch_dim, rng)
-        if kind == "memory":
-            # small vocabularies: the dense matrix (exact eigh); large ones: never formed
-            Pairs = count_pairs(X) if d <= _DENSE_MAX_WORDS else CountPairsOperator(X)
-            noise = _count_pairs_noise(X)
-            stats = None
-        else:       # the same moments as Dask reductions: one pass per product with Pairs
-            n, _ = count_documents(X)
-            if n < 2:
-                raise ValueError(f"X has {n} documents; at least 2 are required")
-            Pairs = SourceCountPairs(X, n, d)
-            noise = SourceCountPairs(X, n, d, signed=True)
-            if d <= _DENSE_MAX_WORDS:
-                Pairs, noise = Pairs @ np.eye(d), noise @ np.eye(d)
+            return self._fit_one_pass(src, k, d, sketch_dim, rng)
+        passes = src.passes(_ExactPasses, _ChunkedPasses)
+        Pairs, noise = passes.pairs()
         evals, U = _top_eigvecs(Pairs, k)
         warn_noise_level(k, evals[k - 1], noise, U[:, :k - 1], U[:, :k - 1], "the word-pairs matrix Pairs")
-        if kind == "memory":
-            Pt = U.T @ np.asarray(Pairs @ U)
-            T = count_whitened_triples(X, U)
-            mean = None if self.method == "tensor" else count_mean(X)
-        else:       # pass 2: Triples(U, U, U), U^T Pairs U and the mean word distribution together
-            stats = reduce_rows(X, SketchedCountMoments.partial, U)
-            Pt, T, mean = stats.pairs_sketch(), stats.triples_sketch(), stats.mean()
+        Pt, T, mean = passes.projected(U, need_mean=self.method != "tensor")
         self.n_retries_ = 0
         if self.method == "observable":
             if self.variant == "A":
@@ -268,12 +289,12 @@ class SpectralTopicModel(CountDataMixin, MixtureInferenceMixin, DensityMixin, Mo
         topic_word, clipped = clip_to_simplex(M.T)
         return self._set(topic_word, clip_weights(lam ** -2.0), clipped, d)
 
-    def _fit_one_pass(self, X, k, d, sketch_dim, rng):
+    def _fit_one_pass(self, src, k, d, sketch_dim, rng):
         r"""One pass: the sketched unbiased moments (:class:`mvlib.core.scale.SketchedCountMoments`),
         the tensor route in the sketch, topics carried back by
         :math:`\mu_j=\lambda_j\,\widehat{\mathrm{Pairs}}\,\Omega\,W_yv_j` (:func:`mvlib.core.scale.sketch_dewhiten`)."""
         omega = resolve_sketch(sketch_dim, k, d, rng)
-        acc = reduce_rows(X, SketchedCountMoments.partial, omega)
+        acc = src.reduce(SketchedCountMoments.partial, omega)
         acc.require_documents()
         evals, U = _top_eigvecs(acc.pairs_sketch(), k)
         warn_noise_level(k, evals[k - 1], acc.noise_sketch(), U[:, :k - 1], U[:, :k - 1],

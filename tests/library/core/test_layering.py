@@ -238,3 +238,36 @@ def test_a_private_crossing_would_be_caught(tmp_path):
                     "from ..core.moments import pairs\nfrom ._algorithm import _own\n")
     assert _private_crossings("hmm._estimator", fake) == [
         "mvlib.core.base import _helper", "mvlib.multiview._model import thing"]
+
+
+# the data-source layer (mvlib.core.scale): what tells memory, Dask and streams apart
+SOURCE_KIND_NAMES = {"source_kind", "is_dask_array", "is_stream", "source_rows", "require_two_passes",
+                     "n_features_of"}
+
+
+def _source_kind_uses(tree) -> list[str]:
+    """Names and attributes of ``tree`` that test where data are (``DataSource.kind`` included)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in SOURCE_KIND_NAMES:
+            found.append(f"line {node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and (node.attr in SOURCE_KIND_NAMES or node.attr == "kind"
+                                                  and isinstance(node.value, ast.Name) and node.value.id == "src"):
+            found.append(f"line {node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom):
+            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if a.name in SOURCE_KIND_NAMES]
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _family(n) not in ("", "core", "book")))
+def test_no_estimator_branches_on_the_source_kind(name):
+    """Families read their data through ``open_source``/``DataSource`` (one reduction, and
+    ``DataSource.passes`` to pick in-memory or chunked moment passes); none tests the kind itself."""
+    uses = _source_kind_uses(ast.parse(MODULES[name].read_text()))
+    assert not uses, f"mvlib.{name} tests where its data are (use mvlib.core.scale.open_source): {uses}"
+
+
+def test_a_source_kind_test_would_be_caught():
+    code = ("from ..core.scale import source_kind\n"
+            "def fit(X, src):\n    if src.kind == 'memory': pass\n    return source_kind(X)\n")
+    assert len(_source_kind_uses(ast.parse(code))) == 3

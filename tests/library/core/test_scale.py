@@ -596,3 +596,31 @@ def test_chunks_with_different_columns_are_refused(name):
         second = second[:, :-1]
     with pytest.raises(ValueError, match="columns"):
         make(name, moments="one-pass").fit(iter([first, second]))
+
+
+# =============================================================================== the source layer
+def test_open_source_checks_memory_data_and_rescales_extreme_ones():
+    X = np.ldexp(np.random.default_rng(0).standard_normal((20, 3)), 600)
+    src = scale.open_source(X, check=lambda A: np.asarray(A, dtype=float), rescale=True)
+    assert (src.kind, src.n_features, src.n_rows) == ("memory", 3, 20)
+    assert src.exponent != 0 and np.array_equal(np.ldexp(src.data, src.exponent), X)   # exact
+    assert scale.open_source(X).exponent == 0                                            # only if asked
+    views = scale.open_source([X, X[:, :2] * 1e-3, X[:, :1] * 0 + 1.0], rescale=True, what="views")
+    assert views.n_features == [3, 2, 1] and len(views.exponent) == 3 and views.exponent[2] == 0
+    with pytest.raises(ValueError, match="X has"):
+        scale.open_source(X, check=lambda A: mvlib.core.validation.check_array(A[:1], "X", min_rows=2))
+
+
+def test_open_source_on_streams_and_dask_and_the_choice_of_passes():
+    chunks = [np.ones((4, 3)), np.ones((2, 3))]
+    src = scale.open_source(iter(chunks), moments="one-pass")
+    assert (src.kind, src.n_features, src.n_rows, src.exponent) == ("stream", 3, None, 0)
+    assert src.reduce(lambda X, offset: X.shape[0]) == 6       # the peeked chunk is read too
+    with pytest.raises(ValueError, match="moments='one-pass'"):
+        scale.open_source(iter(chunks))
+    da = pytest.importorskip("dask.array")
+    src = scale.open_source(da.from_array(np.ones((6, 3)), chunks=(4, 3)))
+    assert (src.kind, src.n_features, src.n_rows) == ("dask", 3, 6)
+    picked = [scale.open_source(data).passes(lambda s: "exact", lambda s: "chunked")
+              for data in (np.ones((6, 3)), da.from_array(np.ones((6, 3)), chunks=(4, 3)))]
+    assert picked == ["exact", "chunked"]
