@@ -19,7 +19,9 @@ downloaded) runs on every page in the light colour mode with its default rules a
 experimental ``label-content-name-mismatch`` switched on, and in the dark mode (which changes
 colours, not the page) with the rules that depend on colour, on pages that together hold every
 kind of element the theme colours differently; no critical or serious violation may remain.
-Each (page, mode) is loaded once, and the render checks and axe both read that load. axe
+Each (page, mode) is loaded once, and the render checks and axe both read that load (so do the
+offline search, on ``search.html?q=whitening``, and the check that the contrast sampling still
+catches a faint colour, on the smallest chapter after its own axe run). axe
 accepts any alt text, a file name included, so a separate check
 requires every figure's image to carry alt text that begins with the first sentence of the
 figure's caption (``_ext/a11y.py`` gives notebook figures that alt text).
@@ -62,12 +64,6 @@ def _pages(skip=SKIP_PAGES):
                   if "_static" not in p.parts and "_sources" not in p.parts and p.name not in skip)
 
 
-def _local_only(page):
-    """Let the page load from 127.0.0.1 only, as on a machine without network."""
-    page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname
-               in ("127.0.0.1", "localhost", None) else r.abort())
-
-
 def _chromium():
     path = os.environ.get("MVLIB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     return path
@@ -88,24 +84,6 @@ def server():
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/"
     httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("Chromium is not installed (Debian package `chromium`; `make test` installs it as root)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:  # pragma: no cover - pinned in requirements.lock
-        pytest.skip(f"playwright for Python is not importable: {exc}")
-    with sync_playwright() as pw:
-        try:
-            b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
-        except Exception as exc:
-            pytest.skip(f"Chromium at {exe} could not be started: {str(exc).splitlines()[0]}")
-        yield b
-        b.close()
 
 
 def _anchors(html: str) -> set:
@@ -229,13 +207,15 @@ def test_download_and_launch_buttons_point_at_the_pages_own_notebook(name):
                       f"https://colab.research.google.com/github/{slug}/blob/{branch}/chapters/{stem}.ipynb"}, launch
 
 
-def test_offline_search_finds_whitening(server, browser):
-    page = browser.new_page()
-    _local_only(page)
-    page.goto(server + "search.html?q=whitening", wait_until="load")
-    page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=30000)
-    hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
-    page.close()
+SEARCH_QUERY = "whitening"
+
+
+def test_offline_search_finds_whitening(site_reports):
+    """The offline search (Sphinx's index, no network) finds the whitening chapter: read from the
+    light visit of ``search.html``, which is opened with ``?q=whitening`` and waits for the results."""
+    report = site_reports.get(("search.html", "light"))
+    assert report is not None, f"search.html was not visited: {site_reports['<failures>']}"
+    hits = report["search_hits"]
     assert any("02_whitening_power" in h for h in hits), hits[:10]
 
 
@@ -328,7 +308,16 @@ def _visit(browser_, server, page_path, scheme):
 
     page.route("**/*", route)
     page.on("pageerror", lambda exc: str(exc) in KNOWN_JS_ERRORS or js_errors.append(str(exc)))
-    page.goto(server + page_path, wait_until="load", timeout=120_000)   # a loaded 2-core machine is slow
+    search = page_path == "search.html" and scheme == "light"
+    url = server + page_path + (f"?q={SEARCH_QUERY}" if search else "")
+    page.goto(url, wait_until="load", timeout=120_000)   # a loaded 2-core machine is slow
+    hits = None
+    if search:   # the results are part of the page axe checks
+        try:
+            page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=30000)
+        except Exception:   # noqa: BLE001 - reported by test_offline_search_finds_whitening
+            pass
+        hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
     if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
         page.evaluate("() => MathJax.startup.promise")
@@ -338,9 +327,10 @@ def _visit(browser_, server, page_path, scheme):
     options = AXE_OPTIONS if scheme == "light" else AXE_DARK_OPTIONS
     samples = _mark_contrast_samples(page)
     violations = _run_axe(page, options)
+    faint = _faint_colour_check(page) if scheme == "light" and page_path == _faint_page() else None
     page.close()
     return {"problems": problems, "outside": outside, "js_errors": js_errors, "theme": theme,
-            "violations": violations, "contrast_samples": samples}
+            "violations": violations, "contrast_samples": samples, "search_hits": hits, "faint_check": faint}
 
 
 RENDER_PAGES = set(_pages())
@@ -395,22 +385,38 @@ def test_axe_finds_no_critical_or_serious_violation(page_path, scheme, site_repo
     assert not bad, f"axe on {page_path} ({scheme}):\n" + "\n".join(bad)
 
 
-def test_contrast_sampling_still_finds_a_faint_colour(server, browser):
-    """The sampling above loses no failing colour: Python's import keywords made faint on the smallest
-    chapter (a few of its thousands of text elements) fail axe's color-contrast rule."""
-    page_path = min((p for p in _pages() if p.startswith("chapters/1")), key=lambda p: (SITE / p).stat().st_size)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    _local_only(page)
-    page.goto(server + page_path, wait_until="load", timeout=120_000)
-    page.add_style_tag(content=".highlight .kn { color: #c8c8c8 !important; }")
+def _faint_page():
+    """The smallest chapter numbered 1x: where the contrast sampling is checked against a faint colour."""
+    return min((p for p in _pages() if p.startswith("chapters/1")), key=lambda p: (SITE / p).stat().st_size,
+               default=None)
+
+
+FAINT_CSS = ".highlight .kn { color: #c8c8c8 !important; }"
+
+
+def _faint_colour_check(page):
+    """After the page's own checks: Python's import keywords made faint, the samples marked again
+    (the previous marks removed, as on a fresh load), and axe's color-contrast rule run on them."""
+    page.add_style_tag(content=FAINT_CSS)
     faint = page.evaluate("() => document.querySelectorAll('.highlight .kn').length")
+    page.evaluate("() => document.querySelectorAll('[data-contrast-sample]')"
+                  ".forEach(e => e.removeAttribute('data-contrast-sample'))")
     samples = _mark_contrast_samples(page)
-    violations = _run_axe(page, {"resultTypes": ["violations"],
-                                 "runOnly": {"type": "rule", "values": ["color-contrast"]}})
-    page.close()
-    assert faint > 0 and samples > 0, (faint, samples)
+    violations = page.evaluate("options => axe.run(document, options).then(r => r.violations)",
+                               {"resultTypes": ["violations"], "runOnly": {"type": "rule", "values": ["color-contrast"]}})
     targets = [node["target"] for v in violations if v["id"] == "color-contrast" for node in v["nodes"]]
-    assert targets and all(".kn" in str(t) for t in targets), targets
+    return {"faint": faint, "samples": samples, "targets": targets}
+
+
+def test_contrast_sampling_still_finds_a_faint_colour(site_reports):
+    """The sampling above loses no failing colour: Python's import keywords made faint on the smallest
+    chapter (a few of its thousands of text elements) fail axe's color-contrast rule (checked on that
+    page's light visit, after its own axe run)."""
+    report = site_reports.get((_faint_page(), "light"))
+    assert report is not None, f"{_faint_page()} was not visited: {site_reports['<failures>']}"
+    check = report["faint_check"]
+    assert check["faint"] > 0 and check["samples"] > 0, check
+    assert check["targets"] and all(".kn" in str(t) for t in check["targets"]), check["targets"]
 
 
 class _FigureParser(__import__("html.parser").parser.HTMLParser):

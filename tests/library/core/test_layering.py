@@ -23,6 +23,7 @@ API).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,12 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(path: Path) -> ast.Module:
+    """The syntax tree of a file, parsed once per session (many checks read every module)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _family(name: str) -> str:
     """The package a module belongs to: 'core' or a family name ('' for mvlib itself)."""
     return name.split(".")[0]
@@ -73,7 +80,7 @@ def _floor(name: str) -> int:
 def _import_targets(name: str, path: Path):
     """(target module, imported name) for every mvlib import of ``name``'s file."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_parse(path)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".") if package else []
@@ -141,7 +148,7 @@ def _defined_private_names(package: str) -> set[str]:
     for mod, path in MODULES.items():
         if _family(mod) != package:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_parse(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -149,6 +156,9 @@ def _defined_private_names(package: str) -> set[str]:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+_defined_private_names = functools.lru_cache(maxsize=None)(_defined_private_names)
 
 
 #: private members of other libraries that mvlib uses on purpose (``sys._getframe``: warn_user
@@ -160,7 +170,7 @@ def _private_attribute_uses(name: str, path: Path, own: set[str]) -> list[str]:
     """``obj._attr`` in ``name``'s file where ``_attr`` is not defined in ``name``'s own package
     and ``obj`` is not ``self``/``cls``: a private member of another package's object."""
     bad = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_parse(path)):
         if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
                 and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
                 and node.attr not in own and node.attr not in FOREIGN_PRIVATE):
@@ -263,7 +273,7 @@ def _source_kind_uses(tree) -> list[str]:
 def test_no_estimator_branches_on_the_source_kind(name):
     """Families read their data through ``open_source``/``DataSource`` (one reduction, and
     ``DataSource.passes`` to pick in-memory or chunked moment passes); none tests the kind itself."""
-    uses = _source_kind_uses(ast.parse(MODULES[name].read_text()))
+    uses = _source_kind_uses(_parse(MODULES[name]))
     assert not uses, f"mvlib.{name} tests where its data are (use mvlib.core.scale.open_source): {uses}"
 
 
