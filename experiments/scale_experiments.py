@@ -1,9 +1,10 @@
-r"""The sample experiments of the chapter on moments at scale; results in ``chapters/data/scale_sketch.json``
-and ``chapters/data/scale_exact.json``.
+r"""The sample experiments of the chapter on moments at scale; results in ``chapters/data/scale_sketch.json``,
+``chapters/data/scale_exact.json`` and ``chapters/data/scale_shift.json``.
 
 Run ``OMP_NUM_THREADS=1 python experiments/scale_experiments.py`` from the repository root
 (about half a minute on one core; ``python experiments/scale_experiments.py exact`` writes only
-``scale_exact.json``, in about a second; ``--quick`` runs every part at small sizes, prints a summary
+``scale_exact.json``, in about a second, and ``... shift`` only ``scale_shift.json``, in about a
+second; ``--quick`` runs every part at small sizes, prints a summary
 and writes nothing). The chapter ``chapters/11_moments_at_scale.ipynb`` loads the files, prints
 its tables, asserts the claims it makes about the numbers, glues them into the prose and plots
 them. The timings of large runs are ``bench/bench_scale.py`` (``scale_bench.json``), not this
@@ -45,6 +46,14 @@ prints the sizes of rounding errors and asserts them against tolerances):
     5,000 documents of 20 words of ``random_topic_model(3, 40, random_state=0)`` (sampled with
     ``random_state=1``) and of ``SpectralLDA(3, 1.0)`` on 5,000 LDA documents of 3 to 30 words over
     40 words (topics ``default_rng(5).dirichlet(0.3)``, ``random_state=1``).
+
+Part of ``scale_shift.json`` (the solution of the exercise on merging, ``digits=None``):
+
+``fits``
+    ``SpectralGMM(4, random_state=0)``, two passes and one pass (route -> case), on the running
+    sample (n = 20,000, ``default_rng(1)``) as it is (``plain``), shifted by 10^6 in every
+    coordinate (``shifted``; the means shifted back), and shifted less its first row (``offset``;
+    the means moved back): the largest relative error of a matched mean and whether the fit warned.
 """
 from __future__ import annotations
 
@@ -179,6 +188,38 @@ def k_equals_d(n: int = 20_000, n_docs: int = 5000) -> dict:
     return gaps
 
 
+def shifted_fits(X: np.ndarray, shift: float = 1e6) -> dict:
+    """Route -> case -> dict(error, warned) of ``SpectralGMM`` on X, X + shift and X + shift less its
+    first row (see the module docstring); the errors are relative, against the running example's means."""
+    M = running_example().means
+    X_sh = X + shift
+    fits = {}
+    for m in ("two-pass", "one-pass"):
+        fits[m] = {}
+        for case, data, back in (("plain", X, 0.0), ("shifted", X_sh, -shift),
+                                 ("offset", X_sh - X_sh[0], X_sh[0] - shift)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                g = mvlib.SpectralGMM(M.shape[1], random_state=0, moments=m).fit(data)
+            fits[m][case] = dict(error=matched_error(M, (g.means_ + back).T, relative=True),
+                                 warned=len(caught) > 0)
+    return fits
+
+
+def shift_main(quick: bool = False) -> None:
+    """Run the part of ``scale_shift.json`` (``--quick``: 2,000 rows, nothing written)."""
+    t0 = time.perf_counter()
+    fits = shifted_fits(running_sample(2000 if quick else 20_000))
+    print("shift: relative errors " + "; ".join(f"{m} " + ", ".join(f"{c} {f['error']:.1e}" for c, f in cases.items())
+                                              for m, cases in fits.items()) + f"; {time.perf_counter() - t0:.1f} s")
+    if quick:
+        return
+    out = dict(fits=fits, description="chapter 11, exercise on merging: SpectralGMM on shifted data; "
+                                      "see experiments/scale_experiments.py",
+               total_seconds=time.perf_counter() - t0)
+    print(f"wrote {write_json(out, data_path('scale_shift.json'), digits=None)}")
+
+
 def exact_main(quick: bool = False) -> None:
     """Run the parts of ``scale_exact.json`` (``--quick``: smaller samples, nothing written)."""
     t0 = time.perf_counter()
@@ -198,15 +239,18 @@ def exact_main(quick: bool = False) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="*", metavar="FILE",
-                        help="which files to write, 'sketch' (scale_sketch.json) and/or 'exact' (scale_exact.json); "
-                             "default both")
+                        help="which files to write, 'sketch' (scale_sketch.json), 'exact' (scale_exact.json) and/or "
+                             "'shift' (scale_shift.json); default all three")
     parser.add_argument("--quick", action="store_true", help="small sizes, print a summary, write nothing")
     args = parser.parse_args(argv)
-    files = args.files or ["sketch", "exact"]
-    if set(files) - {"sketch", "exact"}:
-        parser.error(f"unknown files {sorted(set(files) - {'sketch', 'exact'})}; choose from sketch, exact")
+    files = args.files or ["sketch", "exact", "shift"]
+    if set(files) - {"sketch", "exact", "shift"}:
+        parser.error(f"unknown files {sorted(set(files) - {'sketch', 'exact', 'shift'})}; "
+                     "choose from sketch, exact, shift")
     if "exact" in files:
         exact_main(args.quick)
+    if "shift" in files:
+        shift_main(args.quick)
     if "sketch" not in files:
         return
     t0 = time.perf_counter()

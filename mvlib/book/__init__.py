@@ -36,6 +36,10 @@ Shared cases
     benchmark case that ``bench/bench_hmm.py`` and ``experiments/hmm_experiments.py`` both use;
     :func:`mixed_views_model`, the Gaussian/Poisson/Bernoulli three-view mixture that chapter 4
     and ``experiments/multiview_experiments.py`` both use.
+Chapter 11
+    :func:`plot_sketch_price` and :func:`plot_sweep` (its two figures), :func:`sweep_summary` (what it
+    reads from the benchmark's sweep), :func:`bench_texts` and
+    :func:`sweep_texts` (its glue texts of the benchmark).
 """
 from ._bench import (ChildError, Measurement, Timing, child_reply, environment, format_row, machine_line,
                      max_rss_gib, measure_call, median_timed, merged_sections, run_child, run_parts, thread_env,
@@ -57,6 +61,7 @@ from ._runs import (
     timed,
     write_json,
 )
+from ._scale_plumbing import bench_texts, plot_sketch_price, plot_sweep, sweep_summary, sweep_texts
 from ._streams import CountedChunks, local_client
 
 __all__ = [
@@ -65,6 +70,7 @@ __all__ = [
     "CountedChunks",
     "Measurement",
     "Timing",
+    "bench_texts",
     "child_reply",
     "columns",
     "data_path",
@@ -88,6 +94,8 @@ __all__ = [
     "merged_sections",
     "mixed_views_model",
     "peak_rss_gib",
+    "plot_sketch_price",
+    "plot_sweep",
     "raised",
     "range_text",
     "reset_peak_rss",
@@ -96,6 +104,8 @@ __all__ = [
     "run_child",
     "run_parts",
     "show",
+    "sweep_summary",
+    "sweep_texts",
     "thread_env",
     "thread_limit",
     "timed",

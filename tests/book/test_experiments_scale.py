@@ -72,3 +72,13 @@ def test_fit_gap_matches_components_before_comparing():
     a = Fit(np.array([[0.0, 1.0], [5.0, 5.0]]), np.array([0.3, 0.7]))
     b = Fit(a.means_[::-1] + 1e-3, a.weights_[::-1])             # same components, other order
     assert np.isclose(scale_experiments.fit_gap(a, b, ("means_", "weights_"), "means_"), 1e-3)
+
+
+def test_shifted_fits_fail_only_on_the_shifted_data():
+    fits = scale_experiments.shifted_fits(scale_experiments.running_sample(4000))
+    assert list(fits) == ["two-pass", "one-pass"]
+    for cases in fits.values():
+        assert list(cases) == ["plain", "shifted", "offset"]
+        assert cases["shifted"]["warned"] and not cases["plain"]["warned"]
+        assert cases["shifted"]["error"] > 1 > 10 * cases["plain"]["error"]
+        assert np.isclose(cases["offset"]["error"], cases["plain"]["error"], rtol=0.5)
