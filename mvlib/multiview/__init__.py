@@ -5,7 +5,7 @@ errors of a fit against the true view means.
 Derived in :doc:`/chapters/04_three_view_mixtures`. The modules of this package are private; these
 names are its public surface.
 """
-from ._covariances import view_covariances
+from ._covariances import f123_operator, view_covariances
 from ._em import ProductMixtureEM
 from ._estimator import MultiViewMixture
 from ._metrics import view_errors
@@ -15,6 +15,7 @@ __all__ = [
     "MultiViewMixture",
     "MultiViewMixtureModel",
     "ProductMixtureEM",
+    "f123_operator",
     "random_multiview_model",
     "view_covariances",
     "view_errors",

@@ -36,7 +36,7 @@ from ..core.validation import (
     unscale,
 )
 
-__all__ = ["view_covariances"]
+__all__ = ["f123_operator", "view_covariances"]
 
 _CHUNK = 4096
 #: random combinations of the F123(e_i, e_j) tried without means1, and the relative
@@ -57,6 +57,54 @@ def _projected_fourth(Y1, Y2, X3, chunk=_CHUNK):
         right = (c[:, :, None] * c[:, None, :]).reshape(len(c), d * d)
         Q += left.T @ right
     return (Q / n).reshape(k, k, d, d)
+
+
+def f123_operator(views, U1, U2, phi, psi):
+    r"""The observable operator :math:`F_{123}(\phi,\psi)` of a three-view sample, shape (k, k).
+
+    With the empirical moments :math:`\hat P_{12}=\frac1n X_1^\top X_2` and
+    :math:`\hat P_{123}(\phi,\psi)=\frac1n\sum_s x_{1,s}x_{2,s}^\top
+    \langle\phi,x_{3,s}\rangle\langle\psi,x_{3,s}\rangle`,
+
+    .. math::
+       F_{123}(\phi,\psi)=(U_1^\top\hat P_{123}(\phi,\psi)U_2)(U_1^\top\hat P_{12}U_2)^{-1},
+
+    which on exact moments equals :math:`(U_1^\top M_1)\operatorname{diag}(g(\phi,\psi))
+    (U_1^\top M_1)^{-1}` (module docstring). :func:`view_covariances` computes it for all
+    :math:`\phi=e_i,\psi=e_j` at once; this function computes one, directly from the rows.
+
+    Parameters
+    ----------
+    views : [X1, X2, X3], arrays (n, d1), (n, d2), (n, d3)
+    U1, U2 : arrays (d1, k), (d2, k)
+        Bases with :math:`U_1^\top\hat P_{12}U_2` invertible.
+    phi, psi : arrays (d3,)
+
+    Returns
+    -------
+    array (k, k)
+
+    Notes
+    -----
+    Cost O(n(d1 + d2)k + n d3 + k³).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mvlib.multiview import f123_operator
+    >>> X1 = X2 = np.eye(2)                   # two rows: component 1, then component 2
+    >>> X3 = np.array([[1.0], [3.0]])          # view-3 values 1 and 3: g = (1, 9) for phi = psi = 1
+    >>> F = f123_operator([X1, X2, X3], np.eye(2), np.eye(2), [1.0], [1.0])
+    >>> np.round(F, 6)
+    array([[1., 0.],
+           [0., 9.]])
+    """
+    X1, X2, X3 = (np.asarray(X, float) for X in views)
+    n = X1.shape[0]
+    q = (X3 @ np.asarray(phi, float)) * (X3 @ np.asarray(psi, float))
+    den = U1.T @ X1.T @ X2 @ U2 / n
+    num = U1.T @ (X1 * q[:, None]).T @ X2 @ U2 / n
+    return np.linalg.solve(den.T, num.T).T
 
 
 def view_covariances(views, n_components, *, means1=None, means3=None, random_state=None):

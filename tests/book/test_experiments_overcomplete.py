@@ -76,3 +76,28 @@ def test_the_chapters_small_data_files_have_its_layout():
     assert (var["d"], var["k"], var["seed"]) == (20, 30, 4) and len(var["rows"]) == 4
     inc = json.loads((ROOT / "chapters" / "data" / "overcomplete_incoherence.json").read_text())
     assert inc["dims"] == [16, 36, 64, 121, 196] and set(inc["laws"]) == set(chapter.LAWS)
+
+
+def test_coherence_scaling_agrees_with_a_direct_computation():
+    res = chapter.coherence_scaling(dims=(9, 16), seed=2, draws=2)
+    rng = np.random.default_rng(2)
+    for i, d in enumerate((9, 16)):
+        As = [mvlib.overcomplete.random_unit_columns(d, 2 * d, rng) for _ in range(2)]
+        gram = [np.abs(A.T @ A - np.diag(np.diag(A.T @ A))).max() for A in As]
+        assert np.isclose(res["max_overlap"][i], np.mean(gram))
+
+
+def test_semi_supervised_returns_what_the_chapter_reads():
+    res = chapter.semi_supervised(d=10, k=12, n=2000)
+    assert set(res["median_error"]) == {"labels", "power", "als"}
+    assert all(0 <= e <= 2 for e in res["median_error"].values())
+    assert len(res["power_weights"]) == len(res["weights"]) == 12
+    # the ALS refinement of the same fit ends closer to the components than the labelled starts
+    assert res["median_error"]["als"] < res["median_error"]["labels"]
+
+
+def test_the_new_data_files_have_the_chapters_layout():
+    coh = json.loads((ROOT / "chapters" / "data" / "overcomplete_coherence.json").read_text())
+    assert coh["dims"] == [25, 50, 100, 200, 400] and len(coh["max_overlap"]) == 5 and coh["draws"] == 3
+    semi = json.loads((ROOT / "chapters" / "data" / "overcomplete_semi_supervised.json").read_text())
+    assert (semi["d"], semi["k"], semi["n"]) == (50, 75, 20_000) and len(semi["weights"]) == 75

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import mvlib
-from mvlib.multiview import view_covariances
+from mvlib.multiview import f123_operator, view_covariances
 
 
 def _exact_design(rng, k=3, d1=5, d2=4, d3=3, shared_mean=False):
@@ -92,3 +92,16 @@ def test_shared_mean_samples_survive_an_unlucky_random_combination():
     perm, _ = mvlib.match_columns(M1 / np.linalg.norm(M1, axis=0), D, sign_invariant=True)
     rel = [np.linalg.norm(out["covariances"][perm][t] - S[t]) / np.linalg.norm(S[t]) for t in range(k)]
     assert max(rel) < 0.1, rel
+
+
+def test_f123_operator_is_diagonalised_by_the_view1_means(rng):
+    # on exact moments F123(phi, psi) = R diag(g) R^{-1}, R = U1^T M1, g_h = phi^T G_h psi
+    X, M1, M3, S = _exact_design(rng)
+    n = X[0].shape[0]
+    U, _, Vt = np.linalg.svd(X[0].T @ X[1] / n)
+    U1, U2 = U[:, :3], Vt[:3].T
+    phi, psi = rng.standard_normal(3), rng.standard_normal(3)
+    G = S + np.einsum("it,jt->tij", M3, M3)
+    R = U1.T @ M1
+    expected = R @ np.diag([phi @ G[h] @ psi for h in range(3)]) @ np.linalg.inv(R)
+    np.testing.assert_allclose(f123_operator(X, U1, U2, phi, psi), expected, atol=1e-8)
