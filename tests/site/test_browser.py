@@ -19,7 +19,10 @@ downloaded) runs on every page in the light colour mode with its default rules a
 experimental ``label-content-name-mismatch`` switched on, and in the dark mode (which changes
 colours, not the page) with the rules that depend on colour, on pages that together hold every
 kind of element the theme colours differently; no critical or serious violation may remain.
-Each (page, mode) is loaded once, and the render checks and axe both read that load (so do the
+Each page is loaded once, in light mode; the dark-mode checks switch that load to dark (the
+theme's own switch, transitions off), and one page is also loaded in dark mode to show that the
+theme follows the reader's preference and that the switch shows the same colours. The render
+checks and axe read these loads (so do the
 offline search, on ``search.html?q=whitening``, and the check that the contrast sampling still
 catches a faint colour, on the smallest chapter after its own axe run). axe
 accepts any alt text, a file name included, so a separate check
@@ -239,9 +242,32 @@ COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 AXE_DARK_OPTIONS = {"resultTypes": ["violations"], "runOnly": {"type": "rule", "values": COLOUR_RULES}}
 
 
+# One page is loaded in dark mode (the reader's system preference, emulated): the theme must show
+# its dark theme there. The other dark checks run on the light load of their page, switched to dark
+# the way the theme's own switch does it (the same DOM; data-theme and the dropdown menus' class),
+# with CSS transitions off so that no colour is caught halfway; on DARK_LOAD_PAGE both are done and
+# must show the same colours (test_dark_switch_shows_the_colours_of_a_dark_load).
+DARK_LOAD_PAGE = "chapters/intro.html"
+_NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
+_JS_TO_DARK = """() => {
+  const html = document.documentElement;
+  html.dataset.mode = 'dark';
+  html.dataset.theme = 'dark';
+  document.querySelectorAll('.dropdown-menu').forEach(e => e.classList.add('dropdown-menu-dark'));
+  return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+}"""
+
+
 def _axe_jobs():
+    """The (page, colour mode) pairs axe checks: every page in light mode, DARK_PAGES in dark."""
     pages = _all_pages()
     return [(p, "light") for p in pages] + [(p, "dark") for p in DARK_PAGES if p in pages]
+
+
+def _visit_jobs():
+    """The page loads: every page in light mode (dark checks follow on DARK_PAGES), DARK_LOAD_PAGE in dark."""
+    pages = _all_pages()
+    return [(p, "light") for p in pages] + ([(DARK_LOAD_PAGE, "dark")] if DARK_LOAD_PAGE in pages else [])
 
 
 # axe's color-contrast rule costs most of axe's time (about 16 of 23 s on a chapter: thousands of
@@ -273,12 +299,15 @@ _JS_MARK_CONTRAST_SAMPLES = """() => {
       behind(el)]);
     if (!seen.has(key)) { seen.add(key); el.setAttribute('data-contrast-sample', ''); }
   }
-  return seen.size;
+  return [...seen];
 }"""
 
 
 def _mark_contrast_samples(page):
-    """Mark one text element per contrast-relevant combination; returns how many were marked."""
+    """Mark one text element per contrast-relevant combination (earlier marks removed); returns the
+    combinations (JSON texts: the colours, sizes and backgrounds that decide contrast)."""
+    page.evaluate("() => document.querySelectorAll('[data-contrast-sample]')"
+                  ".forEach(e => e.removeAttribute('data-contrast-sample'))")
     return page.evaluate(_JS_MARK_CONTRAST_SAMPLES)
 
 
@@ -325,12 +354,25 @@ def _visit(browser_, server, page_path, scheme):
                 if scheme == "light" and page_path in RENDER_PAGES else [])
     theme = page.evaluate("() => document.documentElement.dataset.theme")
     options = AXE_OPTIONS if scheme == "light" else AXE_DARK_OPTIONS
-    samples = _mark_contrast_samples(page)
+    keys = _mark_contrast_samples(page)
     violations = _run_axe(page, options)
     faint = _faint_colour_check(page) if scheme == "light" and page_path == _faint_page() else None
+    reports = {(page_path, scheme): {
+        "problems": problems, "outside": outside, "js_errors": js_errors, "theme": theme, "violations": violations,
+        "contrast_samples": len(keys), "sample_keys": keys, "search_hits": hits, "faint_check": faint}}
+    if scheme == "light" and page_path in DARK_PAGES:   # the dark checks on this load, switched to dark
+        page.add_style_tag(content=_NO_TRANSITIONS)
+        page.evaluate(_JS_TO_DARK)
+        keys = _mark_contrast_samples(page)
+        dark = {"problems": [], "outside": outside, "js_errors": js_errors, "search_hits": hits, "faint_check": None,
+                "theme": page.evaluate("() => document.documentElement.dataset.theme"),
+                "contrast_samples": len(keys), "sample_keys": keys}
+        if page_path == DARK_LOAD_PAGE:   # its axe verdict comes from the dark load; the colours are compared
+            reports[page_path, "dark-switched"] = dark
+        else:
+            reports[page_path, "dark"] = {**dark, "violations": _run_axe(page, AXE_DARK_OPTIONS)}
     page.close()
-    return {"problems": problems, "outside": outside, "js_errors": js_errors, "theme": theme,
-            "violations": violations, "contrast_samples": samples, "search_hits": hits, "faint_check": faint}
+    return reports
 
 
 RENDER_PAGES = set(_pages())
@@ -345,7 +387,7 @@ def site_reports(server):
     exe = _chromium()
     if exe is None:
         pytest.skip("Chromium is not installed (Debian package `chromium`; `make test` installs it as root)")
-    jobs = sorted(_axe_jobs(), key=lambda job: -(SITE / job[0]).stat().st_size)
+    jobs = sorted(_visit_jobs(), key=lambda job: -(SITE / job[0]).stat().st_size)
     reports, failures, lock = {}, [], threading.Lock()
 
     def work():
@@ -357,7 +399,7 @@ def site_reports(server):
                         if not jobs:
                             break
                         page_path, scheme = jobs.pop(0)
-                    reports[page_path, scheme] = _visit(b, server, page_path, scheme)
+                    reports.update(_visit(b, server, page_path, scheme))
                 b.close()
         except Exception as exc:  # reported by the tests that miss their report
             failures.append(repr(exc))
@@ -399,13 +441,23 @@ def _faint_colour_check(page):
     (the previous marks removed, as on a fresh load), and axe's color-contrast rule run on them."""
     page.add_style_tag(content=FAINT_CSS)
     faint = page.evaluate("() => document.querySelectorAll('.highlight .kn').length")
-    page.evaluate("() => document.querySelectorAll('[data-contrast-sample]')"
-                  ".forEach(e => e.removeAttribute('data-contrast-sample'))")
-    samples = _mark_contrast_samples(page)
+    samples = len(_mark_contrast_samples(page))
     violations = page.evaluate("options => axe.run(document, options).then(r => r.violations)",
                                {"resultTypes": ["violations"], "runOnly": {"type": "rule", "values": ["color-contrast"]}})
     targets = [node["target"] for v in violations if v["id"] == "color-contrast" for node in v["nodes"]]
     return {"faint": faint, "samples": samples, "targets": targets}
+
+
+def test_dark_switch_shows_the_colours_of_a_dark_load(site_reports):
+    """The dark checks of DARK_PAGES run on their light load switched to dark: on DARK_LOAD_PAGE, the
+    switched page and the page loaded in dark mode show the same contrast combinations (every text
+    colour, size and background behind it), so the switch shows what a reader in dark mode sees."""
+    real, switched = site_reports.get((DARK_LOAD_PAGE, "dark")), site_reports.get((DARK_LOAD_PAGE, "dark-switched"))
+    assert real is not None and switched is not None, f"{DARK_LOAD_PAGE} was not visited: {site_reports['<failures>']}"
+    assert real["theme"] == switched["theme"] == "dark"
+    only_real = sorted(set(real["sample_keys"]) - set(switched["sample_keys"]))
+    only_switched = sorted(set(switched["sample_keys"]) - set(real["sample_keys"]))
+    assert not only_real and not only_switched, (only_real[:3], only_switched[:3])
 
 
 def test_contrast_sampling_still_finds_a_faint_colour(site_reports):
