@@ -36,6 +36,12 @@ Shared cases
     benchmark case that ``bench/bench_hmm.py`` and ``experiments/hmm_experiments.py`` both use;
     :func:`mixed_views_model`, the Gaussian/Poisson/Bernoulli three-view mixture that chapter 4
     and ``experiments/multiview_experiments.py`` both use.
+Chapter 9
+    :func:`plot_iterations` and :func:`plot_grid` (two of its figures), :func:`iteration_curves`,
+    :func:`bench_case_summary` and :func:`grid_summary` (what it reads from the data of its big
+    scripts; :func:`grid_score` and :data:`GRID_METHODS` index the grid), :func:`grid_table` (the
+    grid's printed table), and :func:`iteration_texts`, :func:`bench_case_texts` and
+    :func:`grid_texts` (its glue texts of that data).
 Chapter 11
     :func:`plot_sketch_price` and :func:`plot_sweep` (its two figures), :func:`sweep_summary` (what it
     reads from the benchmark's sweep), :func:`bench_texts` and
@@ -50,6 +56,19 @@ from ._display import glue_text, load_data, show
 from ._figures import figure, label_axes
 from ._mixed_views import mixed_views_model
 from ._records import columns, glue_texts, range_text, rows_where
+from ._overcomplete_plumbing import (
+    GRID_METHODS,
+    bench_case_summary,
+    bench_case_texts,
+    grid_score,
+    grid_summary,
+    grid_table,
+    grid_texts,
+    iteration_curves,
+    iteration_texts,
+    plot_grid,
+    plot_iterations,
+)
 from ._runs import (
     data_path,
     experiment_main,
@@ -65,11 +84,14 @@ from ._scale_plumbing import bench_texts, plot_sketch_price, plot_sweep, sweep_s
 from ._streams import CountedChunks, local_client
 
 __all__ = [
-    "HMM_BENCH",
     "ChildError",
     "CountedChunks",
+    "GRID_METHODS",
+    "HMM_BENCH",
     "Measurement",
     "Timing",
+    "bench_case_summary",
+    "bench_case_texts",
     "bench_texts",
     "child_reply",
     "columns",
@@ -80,8 +102,14 @@ __all__ = [
     "format_row",
     "glue_text",
     "glue_texts",
+    "grid_score",
+    "grid_summary",
+    "grid_table",
+    "grid_texts",
     "hmm_bench_data",
     "hmm_bench_model",
+    "iteration_curves",
+    "iteration_texts",
     "label_axes",
     "load_data",
     "local_client",
@@ -94,6 +122,8 @@ __all__ = [
     "merged_sections",
     "mixed_views_model",
     "peak_rss_gib",
+    "plot_grid",
+    "plot_iterations",
     "plot_sketch_price",
     "plot_sweep",
     "raised",
