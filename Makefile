@@ -46,6 +46,9 @@ OPENBLAS_NUM_THREADS ?= 1
 OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS OMP_NUM_THREADS
 
+# Each stage collects only the folder of its tests (tests/library, tests/book, tests/site: conftest gives
+# every test the marker of its folder) and selects with -m, so no stage spends seconds collecting the
+# thousands of parametrised library cases it would deselect (about 9 s per stage on this machine).
 # pytest over tests/ only: the chapters are executed once, by the book build, and
 # tests/book/test_recorded_outputs.py compares those executed notebooks with the recorded ones
 # by nbval's rules (`make nbval` re-executes them under nbval itself, for a second opinion).
@@ -125,16 +128,16 @@ test-execution:
 
 # (without the -j2 jobserver flags: tests/book/test_lab.py runs `make lab` itself)
 test-library:
-	@$(call stage,  library tests (unit/property),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "library and not long")
+	@$(call stage,  library tests (unit/property),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests/library -m "library and not long")
 
 test-book:
-	@$(call stage,  book tests (chapters/scripts/lab),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests -m "book and not recorded and not long")
+	@$(call stage,  book tests (chapters/scripts/lab),env -u MAKEFLAGS -u MFLAGS $(BIN)/python -m pytest $(PYTEST_BASE) tests/book -m "book and not recorded and not long")
 
 test-recorded:
-	@$(call stage,  comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests -m recorded -q)
+	@$(call stage,  comparison with recorded outputs,$(BIN)/python -m pytest $(PYTEST_BASE) tests/book -m recorded -q)
 
 test-browser:
-	@$(call stage,  browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests -m browser -rs)
+	@$(call stage,  browser (Chromium on the HTML),$(MAKE) --no-print-directory browser && $(BIN)/python -m pytest $(PYTEST_BASE) tests/site -m browser -rs)
 
 # The property tests at full strength (hypothesis "long" profile: hundreds of random models per
 # estimator; `make test` runs the same tests with the few examples of the "ci" profile), and the
