@@ -137,6 +137,19 @@ def _pair(X, Y):
     return X, Y
 
 
+#: below this exponent exp underflows to exactly 0.0 in float64 (exp(t) < 2**-1075, half the smallest
+#: subnormal, for t < -745.14); kernels skip computing exp there, and the result is the same array
+_EXP_ZERO = -746.0
+
+
+def _exp_or_zero(t, out):
+    """``out[...] = exp(t)``, computing exp only where ``t > _EXP_ZERO`` (the rest is exactly 0.0 either
+    way): the same values as ``np.exp(t)``, without the cost of far-apart pairs (exp costs 20–45 ns an
+    element here). Returns ``out``."""
+    out.fill(0.0)
+    return np.exp(t, out=out, where=t > _EXP_ZERO)
+
+
 def _row_blocks(n_rows, n_cols):
     step = max(1, _BLOCK_ENTRIES // max(n_cols, 1))
     for s in range(0, n_rows, step):
@@ -206,7 +219,7 @@ def rbf_kernel(X, Y=None, bandwidth=1.0, normalize=True):
                 sq /= s_dist
         else:
             sq *= scale
-        np.exp(sq, out=out[rows])
+        _exp_or_zero(sq, out[rows])
     if const != 1.0:
         out *= const
     return out
@@ -392,7 +405,8 @@ def smoothing_bias(dist, bandwidth, x):
     smooth = np.empty(xs.size)
     for a in range(0, xs.size, 256):                      # blocks: memory O(256 · 10⁴)
         z = (xs[a:a + 256, None] - mid[None, :]) / s
-        smooth[a:a + 256] = np.exp(-0.5 * z * z) @ mass / (np.sqrt(2 * np.pi) * s)
+        t = -0.5 * z * z
+        smooth[a:a + 256] = _exp_or_zero(t, np.empty_like(t)) @ mass / (np.sqrt(2 * np.pi) * s)
     return float(np.sqrt(np.sum((smooth - dist.pdf(xs)) ** 2) * dx))
 
 

@@ -447,3 +447,16 @@ def test_streamed_decomposition_equals_the_in_memory_one():
     assert np.abs(a.conditional_density(grid) - b.conditional_density(grid)).max() < 1e-8
     with pytest.raises(ValueError, match="n_components"):
         mk.kernel_spectral_streamed(views, C, L, kern, 500)
+
+
+def test_exp_is_skipped_only_where_it_is_exactly_zero():
+    """Kernels compute exp only above ``_EXP_ZERO`` (far-apart pairs are skipped): the array is the
+    same, bit for bit, as ``np.exp`` of every entry, across the underflow and subnormal range."""
+    from mvlib.kernel._algorithm import _EXP_ZERO, _exp_or_zero
+
+    t = np.concatenate([np.linspace(-800.0, -700.0, 200_001), -np.logspace(-3, 6, 1001), [0.0, -np.inf]])
+    assert np.array_equal(_exp_or_zero(t, np.empty_like(t)), np.exp(t))
+    assert np.exp(_EXP_ZERO) == 0.0 and np.exp(-745.0) > 0.0
+    x = np.random.default_rng(0).standard_normal((300, 2)) * 5
+    K = mvlib.rbf_kernel(x, x, bandwidth=0.05)        # most pairs far apart: exp skipped
+    assert (K == 0).mean() > 0.5 and np.array_equal(K, mvlib.rbf_kernel(x, x[::-1], bandwidth=0.05)[:, ::-1])
