@@ -132,8 +132,9 @@ def check_symbol_sequences(X, lengths=None, n_symbols=None, *, min_length: int =
         lengths = lengths.astype(np.int64)
         if np.any(lengths < 1):
             raise ValueError(f"lengths must be positive, but lengths[{int(np.argmin(lengths))}] = {int(lengths.min())}")
-        if int(lengths.sum()) != n:
-            raise ValueError(f"lengths sum to {int(lengths.sum())} but X has {n} rows (n_samples)")
+        total = _exact_total(lengths)
+        if total != n:
+            raise ValueError(f"lengths sum to {total} but X has {n} rows (n_samples)")
     min_length = check_positive_int(min_length, "min_length")
     short = np.flatnonzero(lengths < min_length)
     if short.size:
@@ -148,6 +149,12 @@ def check_symbol_sequences(X, lengths=None, n_symbols=None, *, min_length: int =
     return x, lengths, n_symbols
 
 
+def _exact_total(lengths) -> int:
+    """The sum of int64 ``lengths`` as a Python int (no wrap-around: lengths near 2**62 would
+    otherwise sum, modulo 2**64, to a small number and pass a size check)."""
+    return int(np.sum(lengths, dtype=object)) if lengths.size else 0
+
+
 # --------------------------------------------------------------------------- windows
 def window_starts(lengths, width: int = 3):
     r"""Positions t (in the concatenated sample) where a window of ``width`` consecutive
@@ -157,9 +164,16 @@ def window_starts(lengths, width: int = 3):
     masked out: position t of a sequence of length L starting at s is kept iff
     :math:`t-s\le L-\text{width}`. Vectorised, cost O(n_samples); returns an int array.
     """
-    lengths = np.asarray(lengths, dtype=np.int64)
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise TypeError(f"lengths must be a 1-d sequence of ints, got dtype {lengths.dtype} and shape {lengths.shape}")
+    lengths = lengths.astype(np.int64)
+    if np.any(lengths < 1):
+        raise ValueError(f"lengths must be positive, but lengths[{int(np.argmin(lengths))}] = {int(lengths.min())}")
     width = check_positive_int(width, "width")
-    n = int(lengths.sum())
+    n = _exact_total(lengths)
+    if n > np.iinfo(np.int64).max:
+        raise ValueError(f"lengths sum to {n}, more than an index can hold (2**63 - 1)")
     first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     offset = np.arange(n) - np.repeat(first, lengths)         # position within its sequence
     return np.flatnonzero(offset <= np.repeat(lengths, lengths) - width)

@@ -434,3 +434,23 @@ def test_former_parameter_names_still_work_with_a_future_warning(cls):
         with pytest.warns(FutureWarning, match="startprob was renamed start"):
             old = cls(2, random_state=0, startprob="stationary").fit(X, lengths)
         assert np.array_equal(old.startprob_, cls(2, random_state=0, start="stationary").fit(X, lengths).startprob_)
+
+
+def test_lengths_whose_int64_sum_wraps_around_are_refused():
+    """Four lengths near 2**62 sum, modulo 2**64, to the 8 rows of X: the check must see the true
+    sum (the interpreter used to die in np.repeat), for the fit and for window_starts alike."""
+    X = np.zeros((8, 1), dtype=int)
+    wrap = [2 ** 62, 2 ** 62, 2 ** 62, 2 ** 62 + 8]
+    assert int(np.asarray(wrap, dtype=np.int64).sum()) == 8          # the wrap-around itself
+    with pytest.raises(ValueError, match="lengths sum to 18446744073709551624 but X has 8 rows"):
+        hmm.check_symbol_sequences(X, wrap)
+    for est in (mvlib.SpectralHMM(2), mvlib.ObservableOperatorHMM(2)):
+        with pytest.raises(ValueError, match="lengths sum to 18446744073709551624"):
+            est.fit(X, wrap)
+    with pytest.raises(ValueError, match="more than an index can hold"):
+        hmm.window_starts(wrap)
+    with pytest.raises(ValueError, match="positive"):
+        hmm.window_starts([3, 0, 4])
+    with pytest.raises(TypeError, match="ints"):
+        hmm.window_starts([3.0, 4.0])
+    assert hmm.window_starts([4, 3]).tolist() == [0, 1, 4]
