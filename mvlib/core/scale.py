@@ -418,6 +418,19 @@ def _finite(value, what, name="X"):
     return value
 
 
+def _check_addable(a, b, sketches_a, sketches_b):
+    """Refuse to add accumulator ``b`` to ``a`` unless it is of the same kind and was built with the
+    same sketch matrices (otherwise the sums are in different coordinates and mean nothing)."""
+    kind = type(a).__name__
+    if type(b) is not type(a):
+        raise TypeError(f"only a {kind} can be added to a {kind}, got {type(b).__name__}")
+    if len(sketches_a) != len(sketches_b) or any(
+            x.shape != y.shape or not np.array_equal(x, y) for x, y in zip(sketches_a, sketches_b)):
+        raise ValueError(
+            f"these {kind} accumulators were built with different sketch matrices (omega): their sums "
+            "are in different coordinates and cannot be added; build every part with the same omega")
+
+
 class SketchedMoments:
     r"""One-pass sketched moments of one dense view: sums of x, :math:`xy^\top` and :math:`y^{\otimes3}`, :math:`y=\Omega^\top x`.
 
@@ -456,6 +469,7 @@ class SketchedMoments:
         return self
 
     def __add__(self, other):
+        _check_addable(self, other, [self.omega], [getattr(other, "omega", None)])
         out = SketchedMoments(self.omega)
         out.n = self.n + other.n
         out.sum_x = self.sum_x + other.sum_x
@@ -538,6 +552,7 @@ class SketchedViewMoments:
         return self
 
     def __add__(self, other):
+        _check_addable(self, other, self.omegas, getattr(other, "omegas", []))
         out = SketchedViewMoments(self.omegas)
         out.n = self.n + other.n
         out.sums = [a + b for a, b in zip(self.sums, other.sums)]
@@ -625,6 +640,7 @@ class SketchedCountMoments:
         return self
 
     def __add__(self, other):
+        _check_addable(self, other, [self.omega], [getattr(other, "omega", None)])
         out = SketchedCountMoments(self.omega, skip_short=self.skip_short)
         out.n = self.n + other.n
         out.n_skipped = self.n_skipped + other.n_skipped

@@ -624,3 +624,26 @@ def test_open_source_on_streams_and_dask_and_the_choice_of_passes():
     picked = [scale.open_source(data).passes(lambda s: "exact", lambda s: "chunked")
               for data in (np.ones((6, 3)), da.from_array(np.ones((6, 3)), chunks=(4, 3)))]
     assert picked == ["exact", "chunked"]
+
+
+def test_accumulators_with_other_sketches_or_of_another_kind_are_not_added():
+    """Issue 27: sums taken with different sketch matrices are in different coordinates; adding them
+    used to return meaningless moments. Other operands gave numpy or attribute errors."""
+    X = np.random.default_rng(0).standard_normal((20, 6))
+    om1, om2 = scale.sketch_matrix(6, 3, random_state=0), scale.sketch_matrix(6, 3, random_state=1)
+    a = scale.SketchedMoments(om1).update(X)
+    with pytest.raises(ValueError, match="different sketch matrices"):
+        a + scale.SketchedMoments(om2).update(X)
+    with pytest.raises(ValueError, match="different sketch matrices"):
+        a + scale.SketchedMoments(scale.sketch_matrix(6, 4, random_state=0)).update(X)
+    for other in (0, scale.SketchedCountMoments(om1)):
+        with pytest.raises(TypeError, match="only a SketchedMoments can be added"):
+            a + other
+    counts = sp.csr_matrix(np.random.default_rng(1).integers(0, 3, size=(10, 6)) + 1)
+    with pytest.raises(ValueError, match="different sketch matrices"):
+        scale.SketchedCountMoments(om1).update(counts) + scale.SketchedCountMoments(om2).update(counts)
+    views = [scale.SketchedViewMoments([om1, om1, om1]), scale.SketchedViewMoments([om1, om1, om2])]
+    with pytest.raises(ValueError, match="SketchedViewMoments accumulators were built with different"):
+        views[0].update(X, X, X) + views[1].update(X, X, X)
+    same = a + scale.SketchedMoments(om1.copy()).update(X)          # equal sketches add
+    assert same.n == 40 and np.allclose(same.third(), a.third())
